@@ -1,0 +1,25 @@
+//! `linker_core`: the culink CUDA device linker as a library.
+//!
+//! culink reads relocatable device objects (`ET_REL` cubins from `ptxas -c`),
+//! resolves symbols, merges sections, lays out the program segments, applies the
+//! relocations a linker can resolve and writes an `ET_EXEC` cubin that means to the
+//! CUDA driver exactly what nvlink's output means.
+//!
+//! Modules:
+//! - [`error`]: the one error type, with file/section/symbol/offset context.
+//! - [`arch`]: `SmArch` and the `e_flags` layouts (ELF ABI 7 and 8).
+//! - [`elf`]: named constants (`SHT_CUDA_*`, `STO_CUDA_*`, ...).
+//! - [`cubin`]: the zero-copy validating reader and its sub-formats
+//!   (EIATTR streams, EICOMPAT, notes, call graph, prototypes).
+//! - [`reloc`]: the R_CUDA relocation table and the one bit-field applier.
+//! - [`dump`] and [`diff`]: the readable dump and the semantic equivalence check.
+
+pub mod arch;
+pub mod cubin;
+pub mod elf;
+pub mod error;
+pub mod reloc;
+
+pub use arch::SmArch;
+pub use cubin::Cubin;
+pub use error::{Error, ErrorKind, Result};

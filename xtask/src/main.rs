@@ -1,0 +1,6 @@
+//! culink developer tasks.
+
+fn main() {
+    eprintln!("xtask: not yet wired");
+    std::process::exit(2);
+}
