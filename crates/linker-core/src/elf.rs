@@ -1,17 +1,76 @@
 //! Named constants of the CUDA ELF dialect.
 //!
-//! Standard ELF values come from the `object` crate; this module adds what
+//! Standard ELF values are repeated here as plain integers; this module adds what
 //! NVIDIA's tools use on top: `EM_CUDA`, the `SHT_CUDA_*` section types, the
 //! CUDA `st_other` bits, the CUDA symbol type 13 and the note types. Each
 //! family has a `*_name` function whose fallback is `Unknown(0x..)`, so dumps
 //! never hide a value they do not know.
 
-pub use object::elf::{
-    ET_EXEC, ET_REL, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
-    SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHN_XINDEX, SHT_NOBITS, SHT_NOTE, SHT_NULL,
-    SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_STRTAB, SHT_SYMTAB, STB_GLOBAL, STB_LOCAL, STB_WEAK,
-    STT_FILE, STT_FUNC, STT_NOTYPE, STT_OBJECT, STT_SECTION,
-};
+// Standard ELF values (as plain integers, matching the on-disk fields).
+/// `e_type`: relocatable object.
+pub const ET_REL: u16 = 1;
+/// `e_type`: executable (a final cubin).
+pub const ET_EXEC: u16 = 2;
+/// `p_type`: loadable segment.
+pub const PT_LOAD: u32 = 1;
+/// `p_type`: the program header table itself.
+pub const PT_PHDR: u32 = 6;
+/// `p_flags`: executable.
+pub const PF_X: u32 = 1;
+/// `p_flags`: writable.
+pub const PF_W: u32 = 2;
+/// `p_flags`: readable.
+pub const PF_R: u32 = 4;
+/// `sh_flags`: writable.
+pub const SHF_WRITE: u64 = 1;
+/// `sh_flags`: occupies memory at run time.
+pub const SHF_ALLOC: u64 = 2;
+/// `sh_flags`: executable.
+pub const SHF_EXECINSTR: u64 = 4;
+/// `sh_flags`: `sh_info` holds a section index.
+pub const SHF_INFO_LINK: u64 = 0x40;
+/// Undefined section index.
+pub const SHN_UNDEF: u16 = 0;
+/// Start of the reserved section index range.
+pub const SHN_LORESERVE: u16 = 0xff00;
+/// Absolute symbol.
+pub const SHN_ABS: u16 = 0xfff1;
+/// Common symbol.
+pub const SHN_COMMON: u16 = 0xfff2;
+/// Section index is in `SHT_SYMTAB_SHNDX`.
+pub const SHN_XINDEX: u16 = 0xffff;
+/// Inactive section header.
+pub const SHT_NULL: u32 = 0;
+/// Program-defined contents.
+pub const SHT_PROGBITS: u32 = 1;
+/// Symbol table.
+pub const SHT_SYMTAB: u32 = 2;
+/// String table.
+pub const SHT_STRTAB: u32 = 3;
+/// Relocations with addends.
+pub const SHT_RELA: u32 = 4;
+/// Notes.
+pub const SHT_NOTE: u32 = 7;
+/// Occupies no file space.
+pub const SHT_NOBITS: u32 = 8;
+/// Relocations without addends.
+pub const SHT_REL: u32 = 9;
+/// Local binding.
+pub const STB_LOCAL: u8 = 0;
+/// Global binding.
+pub const STB_GLOBAL: u8 = 1;
+/// Weak binding.
+pub const STB_WEAK: u8 = 2;
+/// No type.
+pub const STT_NOTYPE: u8 = 0;
+/// Data object.
+pub const STT_OBJECT: u8 = 1;
+/// Function.
+pub const STT_FUNC: u8 = 2;
+/// Section symbol.
+pub const STT_SECTION: u8 = 3;
+/// File symbol.
+pub const STT_FILE: u8 = 4;
 
 /// `e_machine` of CUDA device code.
 pub const EM_CUDA: u16 = 190;
