@@ -15,11 +15,13 @@
 //! - [`dump`] and [`diff`]: the readable dump and the semantic equivalence check.
 
 pub mod arch;
+pub mod config;
 pub mod cubin;
 pub mod elf;
 pub mod error;
 pub mod reloc;
 
 pub use arch::SmArch;
+pub use config::{Diagnostic, InputSource, LinkFailure, LinkOptions, LinkOutput, Severity};
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};

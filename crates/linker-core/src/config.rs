@@ -1,0 +1,111 @@
+//! Link options and results: the library's public face for toolchain drivers.
+//!
+//! A [`LinkOptions`] holds everything a link needs; [`crate::link`] turns it into a
+//! [`LinkOutput`] (the cubin bytes plus structured diagnostics) or a
+//! [`LinkFailure`] (every error found, with the diagnostics that came before).
+//! There is no global state: several links may run on several threads at once.
+
+use crate::arch::SmArch;
+use crate::error::Error;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where an input's bytes come from.
+#[derive(Debug, Clone)]
+pub enum InputSource {
+    /// A file on disk, memory-mapped when read.
+    File(PathBuf),
+    /// Bytes already in memory (e.g. from a JIT), with a name for diagnostics.
+    Bytes {
+        /// The name diagnostics use for this input.
+        name: String,
+        /// The input's contents.
+        data: Arc<[u8]>,
+    },
+}
+
+impl InputSource {
+    /// The name used in diagnostics: the path as given, or the in-memory name.
+    pub fn display_name(&self) -> String {
+        match self {
+            InputSource::File(p) => p.display().to_string(),
+            InputSource::Bytes { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// Everything that controls one link.
+#[derive(Debug, Clone, Default)]
+pub struct LinkOptions {
+    /// The target architecture (`-arch`). Required.
+    pub arch: Option<SmArch>,
+    /// The inputs, in command-line order.
+    pub inputs: Vec<InputSource>,
+    /// Print phase timings and statistics (`-v`).
+    pub verbose: bool,
+    /// Suppress warnings (`-w`).
+    pub no_warnings: bool,
+    /// Treat warnings as errors (`-Werror`).
+    pub warnings_as_errors: bool,
+    /// The argument string recorded in culink's own `.note.nv.tkinfo` entry
+    /// (nvlink records its normalised options there, e.g. `-arch sm_90 `).
+    /// `None` records an empty string.
+    pub recorded_args: Option<String>,
+}
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Extra information (`-v`).
+    Info,
+    /// Something suspicious that does not stop the link.
+    Warning,
+    /// The link cannot produce output.
+    Error,
+}
+
+/// One message of a link, with its structured context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// How serious it is.
+    pub severity: Severity,
+    /// The message with its file/section/symbol/offset context.
+    pub error: Error,
+}
+
+/// A successful link.
+#[derive(Debug, Clone)]
+pub struct LinkOutput {
+    /// The linked `ET_EXEC` cubin.
+    pub cubin: Vec<u8>,
+    /// Warnings and information produced on the way.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A failed link: all errors found (a link reports every symbol error at once).
+#[derive(Debug, Clone)]
+pub struct LinkFailure {
+    /// Errors, warnings and information produced before the link stopped.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LinkFailure {
+    /// The error diagnostics only.
+    pub fn errors(&self) -> impl Iterator<Item = &Error> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| &d.error)
+    }
+}
+
+impl From<Error> for LinkFailure {
+    fn from(error: Error) -> Self {
+        LinkFailure {
+            diagnostics: vec![Diagnostic {
+                severity: Severity::Error,
+                error,
+            }],
+        }
+    }
+}
