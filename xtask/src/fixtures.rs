@@ -347,8 +347,10 @@ fn regenerate(case: &Case, tools: &Path) -> Result<String, String> {
     for name in &produced {
         copy(&out.path().join(name), &case.dir.join(name))?;
     }
-    let _ = removed;
-    Ok(format!("{} files", produced.len()))
+    Ok(format!(
+        "{} files written ({removed} old removed)",
+        produced.len()
+    ))
 }
 
 /// Regenerates one case elsewhere and lists the differences with the committed files.
@@ -356,15 +358,17 @@ fn check(case: &Case, tools: &Path) -> Result<Vec<String>, String> {
     let out = TempDir::new(&format!("fx-check-{}", case.name))?;
     let produced = generate(case, tools, out.path())?;
     let mut problems = Vec::new();
+    let rel = |name: &str| format!("tests/link/{}/{name}", case.name);
     let committed = list_files(&case.dir)?;
     for name in &committed {
         match classify(name) {
             FileClass::Source => {}
-            FileClass::Stray => {
-                problems.push(format!("extra (not a source or generated file): {name}"))
-            }
+            FileClass::Stray => problems.push(format!(
+                "extra (not a source or generated file): {}",
+                rel(name)
+            )),
             FileClass::Generated if !produced.contains(name) => {
-                problems.push(format!("extra (no longer generated): {name}"));
+                problems.push(format!("extra (no longer generated): {}", rel(name)));
             }
             FileClass::Generated => {
                 let a = std::fs::read(case.dir.join(name))
@@ -372,20 +376,17 @@ fn check(case: &Case, tools: &Path) -> Result<Vec<String>, String> {
                 let b = std::fs::read(out.path().join(name))
                     .map_err(|e| io_err("read", &out.path().join(name), e))?;
                 if a != b {
-                    problems.push(format!("stale: {name}"));
+                    problems.push(format!("stale: {}", rel(name)));
                 }
             }
         }
     }
     for name in &produced {
         if !committed.contains(name) {
-            problems.push(format!("missing: {name}"));
+            problems.push(format!("missing: {}", rel(name)));
         }
     }
-    Ok(problems
-        .into_iter()
-        .map(|p| format!("tests/link/{}/{p}", case.name))
-        .collect())
+    Ok(problems)
 }
 
 /// The tools directory, unpacking the pinned tools first when the default is used.
