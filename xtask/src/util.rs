@@ -16,12 +16,14 @@ pub fn is_ci() -> bool {
 }
 
 /// The directory holding the NVIDIA tools: `$CULINK_NV_TOOLS` or
-/// `<workspace>/target/nv-tools/bin`.
+/// `<workspace>/target/nv-tools/bin`, made absolute when it exists (tools are run
+/// from scratch directories).
 pub fn tools_dir() -> PathBuf {
-    match std::env::var_os("CULINK_NV_TOOLS") {
+    let dir = match std::env::var_os("CULINK_NV_TOOLS") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => workspace_root().join("target/nv-tools/bin"),
-    }
+    };
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// A fresh, empty scratch directory under `target/xtask-tmp`, removed on drop.
