@@ -19,9 +19,11 @@ pub mod config;
 pub mod cubin;
 pub mod elf;
 pub mod error;
+pub mod link;
 pub mod reloc;
 
 pub use arch::SmArch;
 pub use config::{Diagnostic, InputSource, LinkFailure, LinkOptions, LinkOutput, Severity};
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
+pub use link::link;

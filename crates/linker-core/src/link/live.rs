@@ -1,0 +1,197 @@
+//! Phase 3: which functions survive.
+//!
+//! Roots are the kernels (`st_other & STO_CUDA_ENTRY`) and every function whose
+//! address is taken outside code (a relocation in a data section, e.g. a
+//! function-pointer table in `.nv.global.init`). From the roots, every
+//! function referenced by a relocation in a live function's text is live (a
+//! call or an address taken in code). `.debug_frame` references do not keep a
+//! function alive: nvlink keeps the FDE of a dead function and clears its
+//! range instead. A function whose global name was won by another input's
+//! definition (a weak definition beaten by a strong one) is discarded.
+
+use super::symbols::{SymRef, SymbolDb};
+use super::{FileId, InputFile};
+use crate::elf::{STO_CUDA_ENTRY, STT_SECTION};
+use crate::reloc::table::RelocType;
+
+/// A function: the file and its `.text.<fn>` section index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct FuncKey {
+    pub file: FileId,
+    pub text: u32,
+}
+
+/// One defined function.
+#[derive(Debug, Clone)]
+pub(crate) struct Func {
+    pub key: FuncKey,
+    /// Its symbol index in its file.
+    pub sym: u32,
+    pub is_kernel: bool,
+    /// Direct callees (function indices), deduplicated, in first-reference order.
+    pub callees: Vec<u32>,
+    /// Whether the function calls through a register (unknown callee).
+    pub indirect_call: bool,
+    /// Whether its address is taken (data reference or non-call code reference).
+    pub address_taken: bool,
+}
+
+/// The liveness result.
+pub(crate) struct Live {
+    /// All functions that are their name's winning definition (or local), in
+    /// file order then section order.
+    pub funcs: Vec<Func>,
+    /// Per function: live.
+    pub live: Vec<bool>,
+    /// Per file, per section: the function index of a `.text` section.
+    pub func_of_text: Vec<Vec<Option<u32>>>,
+    /// Per file, per section: whether the section is kept in the output.
+    pub section_kept: Vec<Vec<bool>>,
+}
+
+impl Live {
+    /// The function defined by (or referenced as) an input symbol, after resolution.
+    pub(crate) fn func_of_symbol(
+        &self,
+        files: &[InputFile<'_>],
+        db: &SymbolDb<'_>,
+        r: SymRef,
+    ) -> Option<u32> {
+        let def = db.resolve(r)?;
+        let f = &files[def.file.0 as usize];
+        let sym = &f.cubin.symbols[def.index as usize];
+        let sec = sym.section()?;
+        let fi = self.func_of_text[def.file.0 as usize].get(sec as usize).copied().flatten()?;
+        // The function symbol itself, or the text section's section symbol.
+        (sym.ty() == STT_SECTION || self.funcs[fi as usize].sym == def.index).then_some(fi)
+    }
+}
+
+/// Relocation types that are a direct call of their symbol.
+pub(crate) fn is_call_reloc(rtype: u32) -> bool {
+    matches!(
+        RelocType(rtype),
+        RelocType::R_CUDA_ABS47_34 | RelocType::R_CUDA_ABS55_16_34
+    )
+}
+
+/// Relocation types that call through a register (`__UFT_OFFSET`).
+pub(crate) fn is_indirect_call_reloc(rtype: u32) -> bool {
+    RelocType(rtype) == RelocType::R_CUDA_ABS56_16_34
+}
+
+/// Computes the live functions and kept sections.
+pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
+    let _span = tracing::info_span!("live").entered();
+    let mut funcs = Vec::new();
+    let mut func_of_text: Vec<Vec<Option<u32>>> = Vec::with_capacity(files.len());
+    for f in files {
+        let mut map = vec![None; f.cubin.sections.len()];
+        for s in &f.cubin.sections {
+            let sym_idx = f.func_sym[s.index as usize];
+            if sym_idx == 0 {
+                continue;
+            }
+            let r = SymRef {
+                file: f.id,
+                index: sym_idx,
+            };
+            if db.resolve(r) != Some(r) {
+                continue; // a weak definition beaten elsewhere
+            }
+            let sym = &f.cubin.symbols[sym_idx as usize];
+            map[s.index as usize] = Some(funcs.len() as u32);
+            funcs.push(Func {
+                key: FuncKey {
+                    file: f.id,
+                    text: s.index,
+                },
+                sym: sym_idx,
+                is_kernel: sym.other & STO_CUDA_ENTRY != 0,
+                callees: Vec::new(),
+                indirect_call: false,
+                address_taken: false,
+            });
+        }
+        func_of_text.push(map);
+    }
+    let mut live = Live {
+        live: vec![false; funcs.len()],
+        funcs,
+        func_of_text,
+        section_kept: Vec::new(),
+    };
+    // Edges and address-taken roots from every relocation.
+    let mut roots: Vec<u32> = Vec::new();
+    for f in files {
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let target = &f.cubin.sections[rs.info as usize];
+            let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
+            let is_debug = target.name == ".debug_frame";
+            for r in f.cubin.relocs(rs) {
+                if let Some(fi) = from_func {
+                    if is_indirect_call_reloc(r.rtype) {
+                        live.funcs[fi as usize].indirect_call = true;
+                    }
+                }
+                let Some(callee) = live.func_of_symbol(
+                    files,
+                    db,
+                    SymRef {
+                        file: f.id,
+                        index: r.sym,
+                    },
+                ) else {
+                    continue;
+                };
+                match from_func {
+                    Some(caller) => {
+                        if callee != caller {
+                            let c = &mut live.funcs[caller as usize];
+                            if !c.callees.contains(&callee) {
+                                c.callees.push(callee);
+                            }
+                            if !is_call_reloc(r.rtype) {
+                                live.funcs[callee as usize].address_taken = true;
+                            }
+                        }
+                    }
+                    None if !is_debug => {
+                        live.funcs[callee as usize].address_taken = true;
+                        roots.push(callee);
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    roots.extend(
+        live.funcs
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_kernel)
+            .map(|(i, _)| i as u32),
+    );
+    let mut stack = roots;
+    while let Some(fi) = stack.pop() {
+        if std::mem::replace(&mut live.live[fi as usize], true) {
+            continue;
+        }
+        stack.extend(live.funcs[fi as usize].callees.iter().copied());
+    }
+    // Kept sections: module sections always; function-owned ones when the function is live.
+    live.section_kept = files
+        .iter()
+        .map(|f| {
+            f.owner
+                .iter()
+                .map(|o| match o {
+                    None => true,
+                    Some(text) => live.func_of_text[f.id.0 as usize][*text as usize]
+                        .is_some_and(|fi| live.live[fi as usize]),
+                })
+                .collect()
+        })
+        .collect();
+    live
+}

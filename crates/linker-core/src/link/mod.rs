@@ -1,0 +1,182 @@
+//! The link pipeline, one phase per module.
+//!
+//! ```text
+//! load      read (mmap) and parse every input in parallel, check the arch
+//! symbols   one global symbol table in command-line order: strong beats weak,
+//!           duplicate and size-mismatch errors collected, then stop
+//! live      functions reachable from kernels (by calls or by address); the rest is dead
+//! sections  output sections: per-function sections copied, module sections
+//!           concatenated with each contribution aligned; fixes every in-section offset
+//! relocate  every input relocation: resolved by the linker (patch recorded) or
+//!           kept for the driver (renumbered later); undefined references found here
+//! symtab    output symbols: section symbols, locals, globals; input→output index maps
+//! nvinfo    .nv.info / .nv.info.<fn> rewritten, REGCOUNT / barriers / stack over the
+//!           call graph, .nv.callgraph and .nv.prototype rebuilt, notes, compat
+//! layout    file offsets and program headers; sizes are final before this
+//! write     one output buffer, disjoint slices, parallel copy + patch
+//! ```
+//! Each phase only reads the results of earlier ones and runs inside a
+//! `tracing` span named after it (`-v` prints their timings).
+
+mod layout;
+mod live;
+mod load;
+mod nvinfo;
+mod relocate;
+mod sections;
+mod symbols;
+mod symtab;
+mod write;
+
+use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, Severity};
+use crate::error::{Error, ErrorKind};
+use std::time::Instant;
+
+/// Index of an input file, in command-line order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct FileId(pub u32);
+
+/// Index of an output section in creation order (not the final section index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct OutSecId(pub u32);
+
+/// Index of a global symbol in the symbol database (first-mention order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct GlobalId(pub u32);
+
+/// Collects the diagnostics of one link.
+#[derive(Debug, Default)]
+pub(crate) struct Diags {
+    list: Vec<Diagnostic>,
+    no_warnings: bool,
+    werror: bool,
+}
+
+impl Diags {
+    pub(crate) fn error(&mut self, error: Error) {
+        self.list.push(Diagnostic {
+            severity: Severity::Error,
+            error,
+        });
+    }
+    pub(crate) fn warning(&mut self, error: Error) {
+        if self.werror {
+            self.error(error);
+        } else if !self.no_warnings {
+            self.list.push(Diagnostic {
+                severity: Severity::Warning,
+                error,
+            });
+        }
+    }
+    pub(crate) fn info(&mut self, message: String) {
+        self.list.push(Diagnostic {
+            severity: Severity::Info,
+            error: Error::new(ErrorKind::Usage, message),
+        });
+    }
+    pub(crate) fn has_errors(&self) -> bool {
+        self.list.iter().any(|d| d.severity == Severity::Error)
+    }
+    /// Stops the link if any error was recorded.
+    pub(crate) fn checkpoint(&mut self) -> Result<(), LinkFailure> {
+        if self.has_errors() {
+            Err(LinkFailure {
+                diagnostics: std::mem::take(&mut self.list),
+            })
+        } else {
+            Ok(())
+        }
+    }
+    fn fail(mut self, error: Error) -> LinkFailure {
+        self.error(error);
+        LinkFailure {
+            diagnostics: self.list,
+        }
+    }
+}
+
+/// Links the inputs of `opts` into a final `ET_EXEC` cubin.
+///
+/// Returns the cubin bytes and the warnings of the link, or every error found.
+/// Nothing is written to disk; the CLI does that atomically.
+pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
+    let _span = tracing::info_span!("link").entered();
+    let mut diags = Diags {
+        no_warnings: opts.no_warnings,
+        werror: opts.warnings_as_errors,
+        ..Diags::default()
+    };
+    let arch = match opts.arch {
+        Some(a) => a,
+        None => {
+            return Err(diags.fail(Error::usage(
+                "no target architecture given; use -arch=sm_XX",
+            )))
+        }
+    };
+    if opts.inputs.is_empty() {
+        return Err(diags.fail(Error::usage("no input files")));
+    }
+    let mut timings: Vec<(&'static str, f64)> = Vec::new();
+    let mut t = Instant::now();
+    let mut lap = |name: &'static str, timings: &mut Vec<(&'static str, f64)>| {
+        let now = Instant::now();
+        timings.push((name, (now - t).as_secs_f64() * 1e3));
+        t = now;
+    };
+
+    // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
+    let blobs = load::read_all(&opts.inputs).map_err(LinkFailure::from)?;
+    let files = load::parse_all(&blobs, arch, &mut diags)?;
+    lap("load", &mut timings);
+    // Phase 2: one symbol table; all duplicate/size errors reported at once.
+    let db = symbols::resolve(&files, &mut diags)?;
+    lap("symbols", &mut timings);
+    // Phase 3: liveness of functions (kernels and address-taken functions are roots).
+    let live = live::mark(&files, &db);
+    lap("live", &mut timings);
+    // Phase 4: output sections and every contribution's offset inside them.
+    let mut plan = sections::plan(&files, &db, &live, arch);
+    lap("sections", &mut timings);
+    // Phase 5: relocations: patches and kept entries; undefined references.
+    relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    diags.checkpoint()?;
+    relocate::create_sections(&mut plan);
+    let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
+    lap("relocate", &mut timings);
+    // Phase 6: the output symbol table (fixes the section order and every symbol index).
+    let syms = symtab::build(&files, &db, &live, &mut plan);
+    lap("symtab", &mut timings);
+    // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
+    nvinfo::build(&files, &db, &live, &syms, &mut plan, &meta, arch, opts, &mut diags)
+        .map_err(LinkFailure::from)?;
+    diags.checkpoint()?;
+    lap("nvinfo", &mut timings);
+    // Phase 8: serialize relocation sections, then fix the file layout.
+    relocate::finish(&syms, &mut plan);
+    let layout = layout::compute(&plan, arch, &files);
+    lap("layout", &mut timings);
+    // Phase 9: write everything in parallel into one buffer.
+    let mut cubin = write::write(&files, &plan, &layout).map_err(LinkFailure::from)?;
+    write::fix_text_info(&mut cubin, &plan, &layout, &syms.func_index);
+    lap("write", &mut timings);
+    if opts.verbose {
+        let total: f64 = timings.iter().map(|t| t.1).sum();
+        for (name, ms) in &timings {
+            diags.info(format!("phase {name:<9} {ms:9.3} ms"));
+        }
+        diags.info(format!(
+            "{} inputs, {} output sections, {} bytes written in {total:.3} ms",
+            files.len(),
+            plan.sections.len(),
+            cubin.len()
+        ));
+    }
+    Ok(LinkOutput {
+        cubin,
+        diagnostics: diags.list,
+    })
+}
+
+pub(crate) use load::InputFile;

@@ -1,0 +1,596 @@
+//! Phase 7: CUDA metadata of the output.
+//!
+//! - `.nv.info` (module): every input's records with symbol indices renumbered;
+//!   records of dropped functions removed; `EIATTR_MAX_STACK_SIZE` dropped;
+//!   each kernel's `EIATTR_REGCOUNT` raised to the maximum over its call tree;
+//!   an `EIATTR_MIN_STACK_SIZE` added per kernel (its frame plus the deepest
+//!   chain of callee frames). Recursion or calls through a pointer make that
+//!   unknowable: one warning per kernel (at most [`MAX_STACK_WARNINGS`], then a
+//!   summary line).
+//! - `.nv.info.<fn>`: renumbered; a kernel's `EIATTR_NUM_BARRIERS` raised to
+//!   its call tree's maximum (added when only callees use barriers).
+//! - `.nv.compat`: the inputs' attributes merged (first-seen order, maximum
+//!   value per code); `CAN_FASTPATH_FINALIZE` dropped, as nvlink does.
+//! - `.nv.callgraph` and `.nv.prototype`: rebuilt from the inputs' entries
+//!   with symbols (and prototype signature strings) renumbered.
+//! - `.note.nv.tkinfo`: culink's own entry, then every input's notes in order;
+//!   `.note.nv.cuinfo`: the first input's note, once.
+//! - `.nv.rel.action`: the relocation action table nvlink writes into every
+//!   final cubin.
+
+use super::live::Live;
+use super::sections::{Body, InfoTo, LinkTo, OutSection, Plan, Role};
+use super::symbols::{SymRef, SymbolDb};
+use super::symtab::SymTable;
+use super::{Diags, InputFile, OutSecId};
+use crate::arch::SmArch;
+use crate::config::LinkOptions;
+use crate::cubin::callgraph::{encode_prototypes, CallEdge, CallGraph, PrototypeEntry};
+use crate::cubin::compat::{self, EiCompat};
+use crate::cubin::eiattr::{self, EiAttr, EiFormat, OwnedRecord, OwnedValue, SymFields};
+use crate::cubin::notes::{parse_notes, TkInfo};
+use crate::elf::*;
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::{HashMap, HashSet};
+
+/// Individual stack-size warnings before they are summarized.
+pub const MAX_STACK_WARNINGS: usize = 8;
+
+/// The bytes of `.nv.rel.action` in every nvlink 13.0 final cubin (all arches):
+/// one action describing `R_CUDA_CONST_FIELD22_37` for the driver.
+pub const REL_ACTION: [u8; 16] = [
+    0x73, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x11, 0x25, 0x00, 0x05, 0x36,
+];
+
+/// Tool name culink records in its `.note.nv.tkinfo` entry.
+pub const TOOL_NAME: &str = "culink";
+
+/// Ids of the metadata sections created before the symbol table.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MetaSections {
+    pub tkinfo: Option<OutSecId>,
+    pub cuinfo: Option<OutSecId>,
+    pub nv_info: Option<OutSecId>,
+    pub compat: Option<OutSecId>,
+    pub callgraph: Option<OutSecId>,
+    pub prototype: Option<OutSecId>,
+    /// Per live function index: its `.nv.info.<fn>`.
+    pub fn_info: HashMap<u32, OutSecId>,
+}
+
+fn first_with_type<'a>(f: &'a InputFile<'_>, ty: u32, name: &str) -> Option<&'a crate::cubin::Section<'a>> {
+    f.cubin
+        .sections
+        .iter()
+        .find(|s| s.sh_type == ty && s.name == name)
+}
+
+/// Whether an input function symbol survives into the output.
+fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: SymRef) -> bool {
+    match db.resolve(r) {
+        Some(def) => {
+            let sym = &files[def.file.0 as usize].cubin.symbols[def.index as usize];
+            sym.section()
+                .is_some_and(|s| plan.placement[def.file.0 as usize][s as usize].is_some())
+        }
+        None => {
+            let sym = &files[r.file.0 as usize].cubin.symbols[r.index as usize];
+            super::relocate::stays_undefined(sym.name)
+        }
+    }
+}
+
+/// Creates the metadata sections (empty) so that they get section indices and symbols.
+pub(crate) fn create_sections(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    plan: &mut Plan,
+) -> Result<MetaSections> {
+    let mut m = MetaSections::default();
+    let first = &files[0];
+    // Notes.
+    let mut tk = OutSection::new(".note.nv.tkinfo", SHT_NOTE, Role::TkInfo);
+    tk.flags = SHF_CUDA_NOTE_TKINFO;
+    tk.align = 4;
+    tk.section_symbol = true;
+    let tk_id = plan.add(tk);
+    m.tkinfo = Some(tk_id);
+    if let Some(cu) = first.cubin.section_by_name(".note.nv.cuinfo") {
+        let mut o = OutSection::new(".note.nv.cuinfo", SHT_NOTE, Role::CuInfo);
+        o.flags = cu.flags;
+        o.align = cu.addralign.max(1);
+        o.link = LinkTo::Section(tk_id);
+        o.info = InfoTo::Raw(cu.info);
+        o.section_symbol = true;
+        o.size = cu.size;
+        o.body = Body::Bytes(cu.data.to_vec());
+        m.cuinfo = Some(plan.add(o));
+    }
+    let any = |name: &str| files.iter().any(|f| f.cubin.section_by_name(name).is_some());
+    if any(".nv.info") {
+        let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
+        o.align = 4;
+        o.link = LinkTo::SymTab;
+        m.nv_info = Some(plan.add(o));
+    }
+    if files
+        .iter()
+        .any(|f| f.cubin.sections.iter().any(|s| s.sh_type == SHT_CUDA_COMPAT))
+    {
+        let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
+        o.align = 4;
+        m.compat = Some(plan.add(o));
+    }
+    // Per-function .nv.info.<fn> of live functions.
+    for (fi, func) in live.funcs.iter().enumerate() {
+        if !live.live[fi] {
+            continue;
+        }
+        let f = &files[func.key.file.0 as usize];
+        let info = f.cubin.sections.iter().find(|s| {
+            s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text
+        });
+        if let Some(s) = info {
+            let text_out = plan.placement[func.key.file.0 as usize][func.key.text as usize]
+                .expect("live function text is placed")
+                .out;
+            let mut o = OutSection::new(s.name, SHT_CUDA_INFO, Role::NvInfoFn);
+            o.flags = s.flags;
+            o.align = 4;
+            o.link = LinkTo::SymTab;
+            o.info = InfoTo::Section(text_out);
+            o.func = Some(fi as u32);
+            m.fn_info.insert(fi as u32, plan.add(o));
+        }
+    }
+    if files
+        .iter()
+        .any(|f| f.cubin.sections.iter().any(|s| s.sh_type == SHT_CUDA_CALLGRAPH))
+    {
+        let mut o = OutSection::new(".nv.callgraph", SHT_CUDA_CALLGRAPH, Role::CallGraph);
+        o.align = 4;
+        o.entsize = 8;
+        o.link = LinkTo::SymTab;
+        o.section_symbol = true;
+        m.callgraph = Some(plan.add(o));
+    }
+    // .nv.prototype exists only when an entry survives.
+    let mut any_proto = false;
+    for f in files {
+        for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE) {
+            let entries = crate::cubin::callgraph::parse_prototypes(s.data)
+                .map_err(|e| e.in_file(f.name).in_section(s.name))?;
+            any_proto |= entries.iter().any(|e| {
+                (e.symbol as usize) < f.cubin.symbols.len()
+                    && func_survives(files, db, plan, SymRef { file: f.id, index: e.symbol })
+            });
+        }
+    }
+    if any_proto {
+        let mut o = OutSection::new(".nv.prototype", SHT_CUDA_PROTOTYPE, Role::Prototype);
+        o.align = 4;
+        o.entsize = 8;
+        o.link = LinkTo::SymTab;
+        o.section_symbol = true;
+        m.prototype = Some(plan.add(o));
+    }
+    let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
+    ra.align = 8;
+    ra.entsize = 8;
+    ra.section_symbol = true;
+    ra.size = REL_ACTION.len() as u64;
+    ra.body = Body::Bytes(REL_ACTION.to_vec());
+    plan.add(ra);
+    Ok(m)
+}
+
+fn set_bytes(plan: &mut Plan, id: OutSecId, bytes: Vec<u8>) {
+    let s = plan.sec_mut(id);
+    s.size = bytes.len() as u64;
+    s.body = Body::Bytes(bytes);
+}
+
+/// Renumbers the symbol fields of one record; `None` when a referenced symbol was dropped.
+fn renumber(
+    rec: &eiattr::Record<'_>,
+    map: &impl Fn(u32) -> Option<u32>,
+) -> Result<Option<OwnedRecord>> {
+    match rec.symbol_fields() {
+        SymFields::None => Ok(Some(rec.to_owned_record())),
+        SymFields::All => {
+            // Lists (EXTERNS): keep the entries that survive.
+            let words = rec.words().unwrap_or_default();
+            let kept: Vec<u32> = words.iter().filter_map(|&w| map(w)).collect();
+            if kept.is_empty() {
+                Ok(None)
+            } else {
+                Ok(Some(OwnedRecord::words(rec.attr, &kept)))
+            }
+        }
+        _ => {
+            let all_ok = rec.symbol_indices()?.iter().all(|&i| map(i).is_some());
+            if !all_ok {
+                return Ok(None);
+            }
+            eiattr::rewrite_symbols(rec, map).map(Some)
+        }
+    }
+}
+
+/// Fills every metadata section (after the symbol table is final).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    syms: &SymTable,
+    plan: &mut Plan,
+    meta: &MetaSections,
+    arch: SmArch,
+    opts: &LinkOptions,
+    diags: &mut Diags,
+) -> Result<()> {
+    let _span = tracing::info_span!("nvinfo").entered();
+    let mut results: Vec<(OutSecId, Vec<u8>)> = Vec::new();
+    let out_of = |file: &InputFile<'_>, idx: u32| -> Option<u32> {
+        if idx == 0 || idx as usize >= file.cubin.symbols.len() {
+            return None;
+        }
+        let r = SymRef {
+            file: file.id,
+            index: idx,
+        };
+        let sym = &file.cubin.symbols[idx as usize];
+        let o = if sym.ty() == STT_SECTION {
+            let sec = sym.section()?;
+            let p = plan.placement[file.id.0 as usize][sec as usize]?;
+            syms.section_symbol(p.out)
+        } else {
+            syms.output_index(r)
+        };
+        (o != 0).then_some(o)
+    };
+    // Function facts by output symbol index.
+    let live_funcs: Vec<u32> = (0..live.funcs.len() as u32)
+        .filter(|&i| live.live[i as usize])
+        .collect();
+    let func_by_sym: HashMap<u32, u32> = live_funcs
+        .iter()
+        .map(|&fi| (syms.func_index[fi as usize], fi))
+        .collect();
+
+    // Module .nv.info: collect records.
+    let mut module: Vec<OwnedRecord> = Vec::new();
+    let mut regcount: HashMap<u32, u32> = HashMap::new();
+    let mut frame: HashMap<u32, u32> = HashMap::new();
+    for f in files {
+        let Some(s) = first_with_type(f, SHT_CUDA_INFO, ".nv.info") else {
+            continue;
+        };
+        let records = eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+        for rec in &records {
+            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE {
+                continue;
+            }
+            let Some(owned) = renumber(rec, &|i| out_of(f, i))
+                .map_err(|e| e.in_file(f.name).in_section(s.name))?
+            else {
+                continue;
+            };
+            if let Some((sym, v)) = owned.as_record().sym_value() {
+                if owned.attr == EiAttr::EIATTR_REGCOUNT {
+                    regcount.insert(sym, v);
+                } else if owned.attr == EiAttr::EIATTR_FRAME_SIZE {
+                    frame.insert(sym, v);
+                }
+            }
+            module.push(owned);
+        }
+    }
+    // Call-tree facts.
+    let callees = |fi: u32| -> &[u32] { &live.funcs[fi as usize].callees };
+    let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
+    for (&fi, &id) in &meta.fn_info {
+        let func = &live.funcs[fi as usize];
+        let f = &files[func.key.file.0 as usize];
+        let name = &plan.sec(id).name;
+        if let Some(s) = f.cubin.sections.iter().find(|s| {
+            s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text
+        }) {
+            for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(name.as_str()))? {
+                if rec.attr == EiAttr::EIATTR_NUM_BARRIERS {
+                    if let Some(v) = rec.int_value() {
+                        fn_barriers.insert(fi, v as u8);
+                    }
+                }
+            }
+        }
+    }
+    let mut stack_warnings: Vec<String> = Vec::new();
+    let mut min_stack: Vec<(u32, u32)> = Vec::new();
+    let mut raised_regs: HashMap<u32, u32> = HashMap::new();
+    let mut kernel_barriers: HashMap<u32, u8> = HashMap::new();
+    for &fi in &live_funcs {
+        let func = &live.funcs[fi as usize];
+        if !func.is_kernel {
+            continue;
+        }
+        let ksym = syms.func_index[fi as usize];
+        // Walk the call tree.
+        let mut max_regs = regcount.get(&ksym).copied().unwrap_or(0);
+        let mut max_bar = fn_barriers.get(&fi).copied().unwrap_or(0);
+        let mut memo: HashMap<u32, u64> = HashMap::new();
+        let mut on_path: HashSet<u32> = HashSet::new();
+        #[allow(clippy::too_many_arguments)]
+        fn depth(
+            fi: u32,
+            callees: &dyn Fn(u32) -> Vec<u32>,
+            frame_of: &dyn Fn(u32) -> u64,
+            indirect: &dyn Fn(u32) -> bool,
+            memo: &mut HashMap<u32, u64>,
+            on_path: &mut HashSet<u32>,
+            unknowable: &mut Option<&'static str>,
+            visit: &mut dyn FnMut(u32),
+        ) -> u64 {
+            if let Some(&d) = memo.get(&fi) {
+                return d;
+            }
+            visit(fi);
+            if indirect(fi) && unknowable.is_none() {
+                *unknowable = Some("calls through a function pointer");
+            }
+            on_path.insert(fi);
+            let mut best = 0u64;
+            for c in callees(fi) {
+                if on_path.contains(&c) {
+                    *unknowable = Some("is recursive");
+                    continue;
+                }
+                best = best.max(depth(c, callees, frame_of, indirect, memo, on_path, unknowable, visit));
+            }
+            on_path.remove(&fi);
+            let d = frame_of(fi) + best;
+            memo.insert(fi, d);
+            d
+        }
+        let callees_v = |c: u32| callees(c).to_vec();
+        let frame_of = |c: u32| {
+            frame
+                .get(&syms.func_index[c as usize])
+                .copied()
+                .unwrap_or(0) as u64
+        };
+        let indirect = |c: u32| live.funcs[c as usize].indirect_call;
+        let mut visited: Vec<u32> = Vec::new();
+        let mut unk: Option<&'static str> = None;
+        let stack = depth(
+            fi,
+            &callees_v,
+            &frame_of,
+            &indirect,
+            &mut memo,
+            &mut on_path,
+            &mut unk,
+            &mut |c| visited.push(c),
+        );
+        let unknowable = unk;
+        for c in visited {
+            let csym = syms.func_index[c as usize];
+            max_regs = max_regs.max(regcount.get(&csym).copied().unwrap_or(0));
+            max_bar = max_bar.max(fn_barriers.get(&c).copied().unwrap_or(0));
+        }
+        if let Some(why) = unknowable {
+            stack_warnings.push(format!(
+                "stack size for kernel '{}' cannot be statically determined: its call tree {why}",
+                syms.names[ksym as usize]
+            ));
+        }
+        if regcount.contains_key(&ksym) {
+            raised_regs.insert(ksym, max_regs);
+        }
+        if max_bar > fn_barriers.get(&fi).copied().unwrap_or(0) {
+            kernel_barriers.insert(fi, max_bar);
+        }
+        min_stack.push((ksym, u32::try_from(stack).unwrap_or(u32::MAX)));
+    }
+    let nwarn = stack_warnings.len();
+    for w in stack_warnings.iter().take(MAX_STACK_WARNINGS) {
+        diags.warning(Error::new(ErrorKind::Usage, w.clone()));
+    }
+    if nwarn > MAX_STACK_WARNINGS {
+        diags.warning(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "stack size cannot be statically determined for {} more kernels ({nwarn} in all)",
+                nwarn - MAX_STACK_WARNINGS
+            ),
+        ));
+    }
+    // Apply raised register counts and add MIN_STACK_SIZE.
+    for rec in &mut module {
+        if rec.attr == EiAttr::EIATTR_REGCOUNT {
+            if let Some((sym, _)) = rec.as_record().sym_value() {
+                if let Some(&v) = raised_regs.get(&sym) {
+                    *rec = OwnedRecord::words(EiAttr::EIATTR_REGCOUNT, &[sym, v]);
+                }
+            }
+        }
+    }
+    for (ksym, v) in &min_stack {
+        module.push(OwnedRecord::words(EiAttr::EIATTR_MIN_STACK_SIZE, &[*ksym, *v]));
+    }
+    if let Some(id) = meta.nv_info {
+        let mut bytes = Vec::new();
+        eiattr::encode_owned(&module, &mut bytes)?;
+        results.push((id, bytes));
+    }
+    // Per-function .nv.info.<fn>.
+    let mut fn_ids: Vec<(&u32, &OutSecId)> = meta.fn_info.iter().collect();
+    fn_ids.sort();
+    for (&fi, &id) in fn_ids {
+        let func = &live.funcs[fi as usize];
+        let f = &files[func.key.file.0 as usize];
+        let s = f
+            .cubin
+            .sections
+            .iter()
+            .find(|s| s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text)
+            .expect("created from this section");
+        let mut out: Vec<OwnedRecord> = Vec::new();
+        let mut has_bar = false;
+        for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
+            let Some(mut owned) = renumber(&rec, &|i| out_of(f, i))
+                .map_err(|e| e.in_file(f.name).in_section(s.name))?
+            else {
+                continue;
+            };
+            if owned.attr == EiAttr::EIATTR_NUM_BARRIERS {
+                has_bar = true;
+                if let Some(&v) = kernel_barriers.get(&fi) {
+                    owned.value = OwnedValue::Byte(v);
+                }
+            }
+            out.push(owned);
+        }
+        if !has_bar {
+            if let Some(&v) = kernel_barriers.get(&fi) {
+                out.push(OwnedRecord::bval(EiAttr::EIATTR_NUM_BARRIERS, v));
+            }
+        }
+        let mut bytes = Vec::new();
+        eiattr::encode_owned(&out, &mut bytes)?;
+        results.push((id, bytes));
+    }
+    let _ = func_by_sym;
+    // .nv.compat.
+    if let Some(id) = meta.compat {
+        let mut merged: Vec<OwnedRecord<EiCompat>> = Vec::new();
+        for f in files {
+            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_COMPAT) {
+                for rec in compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
+                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE {
+                        continue;
+                    }
+                    let owned = rec.to_owned_record();
+                    match merged.iter_mut().find(|m| m.attr == owned.attr) {
+                        None => merged.push(owned),
+                        Some(m) => {
+                            let new_v = owned.as_record().int_value();
+                            let old_v = m.as_record().int_value();
+                            if let (Some(n), Some(o)) = (new_v, old_v) {
+                                if n > o && owned.format != EiFormat::SVAL {
+                                    *m = owned;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut bytes = Vec::new();
+        eiattr::encode_owned(&merged, &mut bytes)?;
+        results.push((id, bytes));
+    }
+    // .nv.callgraph and .nv.prototype.
+    if let Some(id) = meta.callgraph {
+        let mut g = CallGraph::default();
+        let mut seen: HashSet<(u8, u32, u32)> = HashSet::new();
+        for f in files {
+            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH) {
+                let cg = CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+                let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
+                for e in &cg.calls {
+                    if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
+                        if seen.insert((1, a, b)) {
+                            g.calls.push(CallEdge { caller: a, callee: b });
+                        }
+                    }
+                }
+                for &(a, p) in &cg.address_taken {
+                    if let Some(a) = out_of(f, a) {
+                        if seen.insert((2, a, sig(p))) {
+                            g.address_taken.push((a, sig(p)));
+                        }
+                    }
+                }
+                for &(a, p) in &cg.indirect_calls {
+                    if let Some(a) = out_of(f, a) {
+                        if seen.insert((3, a, sig(p))) {
+                            g.indirect_calls.push((a, sig(p)));
+                        }
+                    }
+                }
+                for &(a, b) in &cg.address_refs {
+                    if let (Some(a), Some(b)) = (out_of(f, a), out_of(f, b)) {
+                        if seen.insert((4, a, b)) {
+                            g.address_refs.push((a, b));
+                        }
+                    }
+                }
+            }
+        }
+        let mut bytes = Vec::new();
+        g.encode(&mut bytes);
+        results.push((id, bytes));
+    }
+    if let Some(id) = meta.prototype {
+        let mut entries: Vec<PrototypeEntry> = Vec::new();
+        for f in files {
+            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE) {
+                for e in crate::cubin::callgraph::parse_prototypes(s.data)
+                    .map_err(|e| e.in_file(f.name).in_section(s.name))?
+                {
+                    if let Some(sym) = out_of(f, e.symbol) {
+                        let ne = PrototypeEntry {
+                            symbol: sym,
+                            signature: syms.signature(f.id, e.signature).unwrap_or(e.signature),
+                        };
+                        if !entries.contains(&ne) {
+                            entries.push(ne);
+                        }
+                    }
+                }
+            }
+        }
+        let mut bytes = Vec::new();
+        encode_prototypes(&entries, &mut bytes);
+        results.push((id, bytes));
+    }
+    // Notes: culink's tkinfo entry first, then the inputs' notes.
+    if let Some(id) = meta.tkinfo {
+        let args = opts
+            .recorded_args
+            .clone()
+            .unwrap_or_else(|| format!("-arch {arch} "));
+        let version = format!("culink {}", env!("CARGO_PKG_VERSION"));
+        let own = TkInfo {
+            version: 2,
+            object_file: b"",
+            tool_name: TOOL_NAME.as_bytes(),
+            tool_version: version.as_bytes(),
+            tool_branch: b"",
+            tool_args: args.as_bytes(),
+        };
+        let mut bytes = Vec::new();
+        own.encode_note(&mut bytes)?;
+        for f in files {
+            for s in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_NOTE && s.name == ".note.nv.tkinfo")
+            {
+                // Validate, then copy verbatim.
+                parse_notes(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+                bytes.extend_from_slice(s.data);
+            }
+        }
+        results.push((id, bytes));
+    }
+    let _ = db;
+    for (id, bytes) in results {
+        set_bytes(plan, id, bytes);
+    }
+    Ok(())
+}

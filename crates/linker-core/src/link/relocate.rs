@@ -1,0 +1,357 @@
+//! Phase 5: decide every input relocation.
+//!
+//! A relocation is **resolved** by the linker when its value is known at link
+//! time: offsets inside a constant bank, a kernel's shared-memory window, a
+//! non-allocated section (`.debug_frame`'s CIE pointers), the cleared range of
+//! a dead function's FDE. Its patch is recorded for the writer and the entry
+//! is dropped. Every other relocation (absolute code or data addresses,
+//! function descriptors, header indices: the driver's work) is **kept**: its
+//! offset moved into the output section, its symbol renumbered later, its
+//! addend rebased when it points through a merged section's section symbol,
+//! and its type rewritten where nvlink rewrites it (`R_CUDA_UNIFIED` →
+//! `R_CUDA_64`, `R_CUDA_UNIFIED32_LO/HI_32` → `R_CUDA_ABS32_LO/HI_32`).
+//! The `SHT_REL`/`SHT_RELA` split of the inputs is preserved.
+//!
+//! Undefined references are found here, where the referencing function is
+//! known and dead code no longer counts. The functions the CUDA driver
+//! provides (`vprintf`, `malloc`, device-runtime `cnp*`, ...) stay undefined.
+
+use super::live::Live;
+use super::sections::{OutSection, Patch, Plan, Role, LinkTo, InfoTo, Body};
+use super::symbols::{SymRef, SymbolDb};
+use super::symtab::SymTable;
+use super::{Diags, InputFile, OutSecId};
+use crate::cubin::occupies_no_file_space;
+use crate::elf::*;
+use crate::error::{Error, ErrorKind};
+use crate::reloc::table::{describe, RelocType, ResolverClass};
+use std::collections::{BTreeMap, HashSet};
+
+/// The symbol a kept relocation refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SymTarget {
+    /// An input symbol (the resolved definition, or an undefined name's first mention).
+    Input(SymRef),
+    /// The section symbol of an output section.
+    Section(OutSecId),
+}
+
+/// A relocation kept for the driver.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeptReloc {
+    pub target: OutSecId,
+    pub rela: bool,
+    pub offset: u64,
+    pub rtype: u32,
+    pub sym: SymTarget,
+    pub addend: i64,
+}
+
+/// Functions the CUDA driver provides; references to them stay undefined in
+/// the output (the list is a string table inside nvlink 13.0.88).
+pub const DRIVER_FUNCTIONS: &[&str] = &[
+    "vprintf",
+    "malloc",
+    "free",
+    "vfprintf",
+    "__assertfail",
+    "__profile",
+    "cnpGetParameterBuffer",
+    "cnpLaunchDevice",
+    "cnpCtxSynchronize",
+    "cnpFuncGetAttribute",
+    "cnpStreamCreate",
+    "cnpStreamDestroy",
+    "cnpStreamWaitEvent",
+    "cnpEventCreate",
+    "cnpEventRecord",
+    "cnpEventDestroy",
+    "cnpDeviceGetName",
+    "cnpDeviceGetAttribute",
+    "cnpGetDeviceCount",
+    "cnpGetDevice",
+    "cnpGetLastError",
+    "cnpSetLastError",
+    "cnpGetCacheConfig",
+    "cnpGetSharedMemConfig",
+    "cnpGetLimit",
+    "cnpDeviceGetTotalMem",
+    "cnpGetParameterBufferV2",
+    "cnpLaunchDeviceV2",
+    "cudaGraphLaunch",
+    "cudaGraphSetConditional",
+    "cudaGraphKernelNodeSetParam",
+    "cudaGraphKernelNodeSetGridDim",
+    "cudaGraphKernelNodeSetEnabled",
+    "cudaGraphKernelNodeUpdatesApply",
+];
+
+/// Whether an undefined name is provided by the driver at load time.
+pub fn is_driver_provided(name: &str) -> bool {
+    DRIVER_FUNCTIONS.contains(&name) || name.starts_with("__cuda_syscall")
+}
+
+/// The ptxas helper symbols for unified function/data tables, removed from
+/// final output (they resolve to 0 when no table is built).
+pub const UNIFIED_TABLE_SYMBOLS: &[&str] = &[
+    "__UDT_OFFSET",
+    "__UFT_OFFSET",
+    "__UFT_CANONICAL",
+    "__UDT_CANONICAL",
+    "__UFT",
+    "__UDT",
+    "__UFT_END",
+    "__UDT_END",
+];
+
+/// Whether an undefined symbol is one nvlink leaves undefined without complaint.
+pub(crate) fn stays_undefined(name: &str) -> bool {
+    is_driver_provided(name) || name.starts_with(".nv.reservedSmem")
+}
+
+fn rewritten_type(rtype: u32) -> u32 {
+    match RelocType(rtype) {
+        RelocType::R_CUDA_UNIFIED => RelocType::R_CUDA_64.0,
+        RelocType::R_CUDA_UNIFIED32_LO_32 => RelocType::R_CUDA_ABS32_LO_32.0,
+        RelocType::R_CUDA_UNIFIED32_HI_32 => RelocType::R_CUDA_ABS32_HI_32.0,
+        _ => rtype,
+    }
+}
+
+fn is_clear(rtype: u32) -> bool {
+    matches!(
+        RelocType(rtype),
+        RelocType::R_CUDA_UNUSED_CLEAR32 | RelocType::R_CUDA_UNUSED_CLEAR64
+    )
+}
+
+/// Classifies every relocation of every kept section.
+pub(crate) fn classify(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    plan: &mut Plan,
+    diags: &mut Diags,
+) {
+    let _span = tracing::info_span!("relocate").entered();
+    let mut undefined_seen: HashSet<(&str, u32)> = HashSet::new();
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let target = &f.cubin.sections[rs.info as usize];
+            let Some(tp) = plan.placement[fid][rs.info as usize] else {
+                continue; // target dropped (dead function) or rebuilt
+            };
+            let referencing_fn = f.owner[rs.info as usize]
+                .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
+            for r in f.cubin.relocs(rs) {
+                let Some(desc) = describe(r.rtype) else {
+                    diags.error(
+                        Error::malformed(format!("unknown relocation type {}", r.rtype))
+                            .in_file(f.name)
+                            .in_section(rs.name)
+                            .at(r.offset),
+                    );
+                    continue;
+                };
+                let sym = &f.cubin.symbols[r.sym as usize];
+                let here = SymRef {
+                    file: f.id,
+                    index: r.sym,
+                };
+                let patch = |plan: &mut Plan, value: u64| {
+                    plan.patches[fid][rs.info as usize].push(Patch {
+                        offset: r.offset,
+                        rtype: r.rtype,
+                        value,
+                    });
+                };
+                let keep = |plan: &mut Plan, sym: SymTarget, addend: i64| {
+                    plan.kept.push(KeptReloc {
+                        target: tp.out,
+                        rela: r.is_rela,
+                        offset: tp.offset + r.offset,
+                        rtype: rewritten_type(r.rtype),
+                        sym,
+                        addend,
+                    });
+                };
+                if r.sym == 0 {
+                    // No symbol: a linker directive on the instruction itself.
+                    if desc.class == ResolverClass::Driver || desc.class == ResolverClass::Either {
+                        keep(plan, SymTarget::Input(here), r.addend);
+                    }
+                    continue;
+                }
+                if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
+                    continue; // resolves to 0; the field already holds 0
+                }
+                if sym.is_undefined() && sym.other & STO_CUDA_SHARED != 0 {
+                    // extern .shared: the start of the kernel's dynamic window.
+                    let base = dynamic_shared_base(f, plan, rs.info);
+                    patch(plan, base.wrapping_add(r.addend as u64));
+                    continue;
+                }
+                let Some(def) = db.resolve(here) else {
+                    let weak = sym.bind() == STB_WEAK;
+                    if weak || stays_undefined(sym.name) {
+                        keep(plan, SymTarget::Input(here), r.addend);
+                    } else if undefined_seen.insert((sym.name, f.id.0)) {
+                        let from = referencing_fn
+                            .map(|n| format!(" (referenced from function '{n}')"))
+                            .unwrap_or_else(|| format!(" (referenced from section '{}')", target.name));
+                        diags.error(
+                            Error::new(
+                                ErrorKind::Symbol,
+                                format!("undefined reference to '{}'{from}", sym.name),
+                            )
+                            .in_file(f.name),
+                        );
+                    }
+                    continue;
+                };
+                let df = &files[def.file.0 as usize];
+                let dsym = &df.cubin.symbols[def.index as usize];
+                let Some(dsec_idx) = dsym.section() else {
+                    // Defined absolute or common: keep for the driver.
+                    keep(plan, SymTarget::Input(def), r.addend);
+                    continue;
+                };
+                let dsec = &df.cubin.sections[dsec_idx as usize];
+                let dplace = plan.placement[def.file.0 as usize][dsec_idx as usize];
+                if is_clear(r.rtype) {
+                    if dplace.is_none() {
+                        patch(plan, 0); // dead function: clear its FDE range
+                    }
+                    continue;
+                }
+                let Some(dplace) = dplace else {
+                    // A dead function referenced from debug info: drop the entry.
+                    continue;
+                };
+                let is_section_sym = dsym.ty() == STT_SECTION;
+                let sym_offset = dplace.offset + if is_section_sym { 0 } else { dsym.value };
+                let sym_target = if is_section_sym {
+                    SymTarget::Section(dplace.out)
+                } else {
+                    SymTarget::Input(def)
+                };
+                let section_addend = if is_section_sym {
+                    dplace.offset as i64
+                } else {
+                    0
+                };
+                let in_shared = dsec.sh_type == SHT_CUDA_SHARED;
+                let in_const = (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
+                let non_alloc = dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
+                let linker_may = desc.class != ResolverClass::Driver;
+                if in_shared && linker_may {
+                    let off = plan.shared[def.file.0 as usize]
+                        .get(&dsec_idx)
+                        .and_then(|w| w.offsets.get(&def.index).copied())
+                        .unwrap_or(dsym.value);
+                    patch(plan, off.wrapping_add(r.addend as u64));
+                } else if (in_const || non_alloc) && linker_may {
+                    patch(plan, sym_offset.wrapping_add(r.addend as u64));
+                } else if desc.class == ResolverClass::Linker {
+                    diags.error(
+                        Error::new(
+                            ErrorKind::Unsupported,
+                            format!(
+                                "relocation {} against '{}' in section '{}' cannot be resolved at link time",
+                                desc.name, dsym.name, dsec.name
+                            ),
+                        )
+                        .in_file(f.name)
+                        .in_section(rs.name)
+                        .at(r.offset),
+                    );
+                } else {
+                    keep(plan, sym_target, r.addend + section_addend);
+                }
+            }
+        }
+    }
+    let _ = live;
+}
+
+/// The dynamic shared-memory base of the kernel whose text is `text`.
+fn dynamic_shared_base(f: &InputFile<'_>, plan: &Plan, text: u32) -> u64 {
+    let fid = f.id.0 as usize;
+    f.cubin
+        .sections
+        .iter()
+        .find(|s| s.sh_type == SHT_CUDA_SHARED && s.info == text)
+        .and_then(|s| plan.shared[fid].get(&s.index))
+        .map(|w| w.dynamic_offset)
+        .unwrap_or(0)
+}
+
+/// Creates the output relocation sections (one per target section and REL/RELA kind).
+pub(crate) fn create_sections(plan: &mut Plan) {
+    let mut groups: BTreeMap<(u32, bool), ()> = BTreeMap::new();
+    for k in &plan.kept {
+        groups.insert((k.target.0, k.rela), ());
+    }
+    // Creation order: by first kept relocation, for a stable, input-like order.
+    let mut seen: Vec<(u32, bool)> = Vec::new();
+    for k in &plan.kept {
+        let key = (k.target.0, k.rela);
+        if !seen.contains(&key) {
+            seen.push(key);
+        }
+    }
+    for (target, rela) in seen {
+        let tname = plan.sections[target as usize].name.clone();
+        let (prefix, ty, ent) = if rela {
+            (".rela", SHT_RELA, 24)
+        } else {
+            (".rel", SHT_REL, 16)
+        };
+        let mut o = OutSection::new(format!("{prefix}{tname}"), ty, Role::Reloc);
+        o.flags = SHF_INFO_LINK;
+        o.align = 8;
+        o.entsize = ent;
+        o.link = LinkTo::SymTab;
+        o.info = InfoTo::Section(OutSecId(target));
+        o.body = Body::Bytes(Vec::new());
+        plan.add(o);
+    }
+}
+
+/// Serializes the kept relocations with final symbol indices, ascending offsets.
+pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
+    let _span = tracing::info_span!("relocate_finish").entered();
+    let mut by_section: BTreeMap<(u32, bool), Vec<(u64, u32, u32, i64)>> = BTreeMap::new();
+    for k in &plan.kept {
+        let sym = match k.sym {
+            SymTarget::Input(r) => syms.output_index(r),
+            SymTarget::Section(s) => syms.section_symbol(s),
+        };
+        by_section
+            .entry((k.target.0, k.rela))
+            .or_default()
+            .push((k.offset, k.rtype, sym, k.addend));
+    }
+    for i in 0..plan.sections.len() {
+        let s = &plan.sections[i];
+        if s.role != Role::Reloc {
+            continue;
+        }
+        let InfoTo::Section(target) = s.info else { continue };
+        let rela = s.sh_type == SHT_RELA;
+        let mut entries = by_section.remove(&(target.0, rela)).unwrap_or_default();
+        entries.sort_by_key(|e| (e.0, e.1, e.2));
+        let mut bytes = Vec::with_capacity(entries.len() * if rela { 24 } else { 16 });
+        for (off, ty, sym, addend) in entries {
+            bytes.extend_from_slice(&off.to_le_bytes());
+            bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
+            if rela {
+                bytes.extend_from_slice(&addend.to_le_bytes());
+            }
+        }
+        let s = &mut plan.sections[i];
+        s.size = bytes.len() as u64;
+        s.body = Body::Bytes(bytes);
+    }
+}

@@ -1,0 +1,486 @@
+//! Phase 4: the output sections and where every input section lands.
+//!
+//! Per-function sections (`.text.<fn>`, `.nv.constant0.<fn>`,
+//! `.nv.shared.<fn>`, anything else whose `sh_info` links to a function) are
+//! copied one to one, so two local functions of the same name in two inputs
+//! give two output sections of that name. Module sections (`.nv.constant3`,
+//! `.nv.global.init`, `.nv.global`, `.debug_frame`, ...) are concatenated by
+//! name in input order, each contribution aligned to its own `sh_addralign`;
+//! the output alignment is the maximum. CUDA section types become what the
+//! driver expects of a final image (constant banks and `.nv.global.init` →
+//! `PROGBITS`, `.nv.global` and `.nv.shared.*` → `NOBITS`). Metadata sections
+//! (`.nv.info*`, `.nv.compat`, `.nv.callgraph`, `.nv.prototype`, notes,
+//! symbol/string tables, relocations) are rebuilt by later phases.
+//!
+//! After this phase every kept input section has its output section and
+//! offset: symbol values and relocation targets can be computed.
+
+use super::live::Live;
+use super::symbols::SymbolDb;
+use super::{FileId, InputFile, OutSecId};
+use crate::arch::SmArch;
+use crate::cubin::Section;
+use crate::elf::*;
+use std::collections::HashMap;
+
+/// Bytes nvlink (and ptxas) add to every kernel's shared window on sm_90+.
+pub(crate) const SM90_SHARED_RESERVE: u64 = 0x400;
+/// Alignment of the dynamic (`extern .shared`) window.
+pub(crate) const DYNAMIC_SHARED_ALIGN: u64 = 16;
+
+/// A resolved relocation to apply while copying an input section.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Patch {
+    /// Offset inside the input section.
+    pub offset: u64,
+    /// R_CUDA type (selects the bit actions).
+    pub rtype: u32,
+    /// The value (address, offset or slot) to insert.
+    pub value: u64,
+}
+
+/// One input section's bytes inside an output section.
+#[derive(Debug, Clone)]
+pub(crate) struct Piece {
+    pub file: FileId,
+    pub section: u32,
+    /// Offset in the output section.
+    pub offset: u64,
+}
+
+/// Where an output section's bytes come from.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    /// Built by the linker.
+    Bytes(Vec<u8>),
+    /// Copied (and patched) from inputs; gaps are zero.
+    Pieces(Vec<Piece>),
+    /// No file contents.
+    NoBits,
+}
+
+/// What an output section is for; decides its place in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Null,
+    ShStrTab,
+    StrTab,
+    SymTab,
+    Debug,
+    TkInfo,
+    CuInfo,
+    NvInfo,
+    Compat,
+    NvInfoFn,
+    CallGraph,
+    Prototype,
+    RelAction,
+    Reloc,
+    ConstBank,
+    Const0,
+    Text,
+    Data,
+    NoBits,
+    Other,
+}
+
+/// `sh_link` of an output section, symbolically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkTo {
+    Zero,
+    SymTab,
+    Section(OutSecId),
+}
+
+/// `sh_info` of an output section, symbolically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InfoTo {
+    Raw(u32),
+    Section(OutSecId),
+    /// The output symbol index of a function, with extra bits kept above bit 24
+    /// (sm_75..89 keep the register count in the top byte).
+    FuncSym { func: u32, high: u32 },
+}
+
+/// One output section.
+#[derive(Debug, Clone)]
+pub(crate) struct OutSection {
+    pub name: String,
+    pub sh_type: u32,
+    pub flags: u64,
+    pub align: u64,
+    pub entsize: u64,
+    pub link: LinkTo,
+    pub info: InfoTo,
+    pub size: u64,
+    pub body: Body,
+    pub role: Role,
+    /// The function (live index) owning it, for per-function sections.
+    pub func: Option<u32>,
+    /// Whether the output gets a section symbol for it.
+    pub section_symbol: bool,
+}
+
+impl OutSection {
+    pub(crate) fn new(name: impl Into<String>, sh_type: u32, role: Role) -> Self {
+        OutSection {
+            name: name.into(),
+            sh_type,
+            flags: 0,
+            align: 1,
+            entsize: 0,
+            link: LinkTo::Zero,
+            info: InfoTo::Raw(0),
+            size: 0,
+            body: Body::Bytes(Vec::new()),
+            role,
+            func: None,
+            section_symbol: false,
+        }
+    }
+}
+
+/// Where a kept input section landed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placement {
+    pub out: OutSecId,
+    pub offset: u64,
+}
+
+/// Per-kernel shared-memory facts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedWindow {
+    /// Offset of each shared symbol (file-local symbol index → offset).
+    pub offsets: HashMap<u32, u64>,
+    /// End of the static allocations.
+    pub static_end: u64,
+    /// Start of the dynamic (`extern .shared`) window: `static_end` aligned.
+    pub dynamic_offset: u64,
+}
+
+/// The output plan: sections, placements, and the state later phases fill in.
+pub(crate) struct Plan {
+    pub sections: Vec<OutSection>,
+    /// Per file, per input section: where it landed (None: not copied).
+    pub placement: Vec<Vec<Option<Placement>>>,
+    /// Per file, per input `.nv.shared.<k>` section: its allocation.
+    pub shared: Vec<HashMap<u32, SharedWindow>>,
+    /// Per file, per input section: resolved relocations to apply when copying it.
+    pub patches: Vec<Vec<Vec<Patch>>>,
+    /// Relocations kept for the driver (serialized by `relocate::finish`).
+    pub kept: Vec<super::relocate::KeptReloc>,
+    /// Final order (filled by `finalize_order`): position → section.
+    pub order: Vec<OutSecId>,
+    /// Final section index of each section (by `OutSecId`).
+    pub index_of: Vec<u32>,
+    /// Name → merged module section.
+    pub merged: HashMap<String, OutSecId>,
+    /// The architecture linked for.
+    pub arch: SmArch,
+}
+
+impl Plan {
+    pub(crate) fn add(&mut self, s: OutSection) -> OutSecId {
+        self.sections.push(s);
+        OutSecId(self.sections.len() as u32 - 1)
+    }
+    pub(crate) fn sec(&self, id: OutSecId) -> &OutSection {
+        &self.sections[id.0 as usize]
+    }
+    pub(crate) fn sec_mut(&mut self, id: OutSecId) -> &mut OutSection {
+        &mut self.sections[id.0 as usize]
+    }
+    pub(crate) fn find_role(&self, role: Role) -> Option<OutSecId> {
+        self.sections
+            .iter()
+            .position(|s| s.role == role)
+            .map(|i| OutSecId(i as u32))
+    }
+
+    /// Sorts sections into their file order and fixes section indices.
+    pub(crate) fn finalize_order(&mut self) {
+        let six = self.arch.is_sm90_or_later();
+        let rank = |r: Role| -> u8 {
+            match r {
+                Role::Null => 0,
+                Role::ShStrTab => 1,
+                Role::StrTab => 2,
+                Role::SymTab => 3,
+                Role::Debug => 4,
+                Role::TkInfo => 5,
+                Role::CuInfo => 6,
+                Role::NvInfo => 7,
+                Role::Compat => 8,
+                Role::NvInfoFn => 9,
+                Role::CallGraph => 10,
+                Role::Prototype => 11,
+                Role::RelAction => 12,
+                Role::Reloc => 13,
+                Role::Other => 14,
+                Role::ConstBank => 15,
+                // ptxas' final-cubin layout (sm_90+) puts the parameter banks last.
+                Role::Const0 if six => 21,
+                Role::Const0 => 16,
+                Role::Text => 17,
+                Role::Data => 18,
+                Role::NoBits => 19,
+            }
+        };
+        let mut order: Vec<OutSecId> = (0..self.sections.len() as u32).map(OutSecId).collect();
+        order.sort_by_key(|id| (rank(self.sections[id.0 as usize].role), id.0));
+        let mut index_of = vec![0u32; self.sections.len()];
+        for (pos, id) in order.iter().enumerate() {
+            index_of[id.0 as usize] = pos as u32;
+        }
+        self.order = order;
+        self.index_of = index_of;
+    }
+
+    /// Final section index of an output section.
+    pub(crate) fn index(&self, id: OutSecId) -> u32 {
+        self.index_of[id.0 as usize]
+    }
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
+}
+
+/// Whether an input section is rebuilt by a later phase rather than copied.
+fn is_rebuilt(s: &Section<'_>) -> bool {
+    matches!(
+        s.sh_type,
+        SHT_NULL
+            | SHT_STRTAB
+            | SHT_SYMTAB
+            | SHT_REL
+            | SHT_RELA
+            | SHT_NOTE
+            | SHT_CUDA_INFO
+            | SHT_CUDA_COMPAT
+            | SHT_CUDA_CALLGRAPH
+            | SHT_CUDA_PROTOTYPE
+            | SHT_CUDA_RELOCINFO
+            | SHT_CUDA_MERC_RELA
+            | SHT_CUDA_MERC_INFO
+            | SHT_CUDA_MERC_SYMTAB
+            | SHT_CUDA_CAPMERC_TEXT
+    ) || s.name.starts_with(".nv.merc.")
+        || s.name.starts_with(".nv.capmerc.")
+}
+
+/// The output type of an input section type.
+fn output_type(t: u32) -> u32 {
+    match t {
+        SHT_CUDA_GLOBAL | SHT_CUDA_SHARED | SHT_CUDA_LOCAL | SHT_CUDA_SHARED_RESERVED => SHT_NOBITS,
+        SHT_CUDA_GLOBAL_INIT => SHT_PROGBITS,
+        t if (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&t) => SHT_PROGBITS,
+        t => t,
+    }
+}
+
+fn role_of(s: &Section<'_>, owned: bool) -> Role {
+    if s.flags & SHF_EXECINSTR != 0 {
+        Role::Text
+    } else if (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&s.sh_type) {
+        if owned {
+            Role::Const0
+        } else {
+            Role::ConstBank
+        }
+    } else if output_type(s.sh_type) == SHT_NOBITS {
+        Role::NoBits
+    } else if s.name == ".debug_frame" || s.flags & SHF_ALLOC == 0 {
+        Role::Debug
+    } else {
+        Role::Data
+    }
+}
+
+/// Builds the output section list and places every kept input section.
+pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
+    let _span = tracing::info_span!("sections").entered();
+    let mut plan = Plan {
+        sections: Vec::new(),
+        placement: files
+            .iter()
+            .map(|f| vec![None; f.cubin.sections.len()])
+            .collect(),
+        shared: files.iter().map(|_| HashMap::new()).collect(),
+        patches: files
+            .iter()
+            .map(|f| vec![Vec::new(); f.cubin.sections.len()])
+            .collect(),
+        kept: Vec::new(),
+        order: Vec::new(),
+        index_of: Vec::new(),
+        merged: HashMap::new(),
+        arch,
+    };
+    plan.add(OutSection::new("", SHT_NULL, Role::Null));
+    let mut s = OutSection::new(".shstrtab", SHT_STRTAB, Role::ShStrTab);
+    s.align = 1;
+    plan.add(s);
+    let mut s = OutSection::new(".strtab", SHT_STRTAB, Role::StrTab);
+    s.align = 1;
+    plan.add(s);
+    let mut s = OutSection::new(".symtab", SHT_SYMTAB, Role::SymTab);
+    s.align = 8;
+    s.entsize = 24;
+    plan.add(s);
+
+    // Text sections of each file first so that owned sections can link to them.
+    let mut text_out: Vec<HashMap<u32, OutSecId>> = files.iter().map(|_| HashMap::new()).collect();
+    let mut any_dynamic_shared = false;
+    for f in files {
+        let fid = f.id.0 as usize;
+        let kept = &live.section_kept[fid];
+        let section_symbols: Vec<bool> = {
+            let mut v = vec![false; f.cubin.sections.len()];
+            for sym in &f.cubin.symbols {
+                if sym.ty() == STT_SECTION {
+                    if let Some(i) = sym.section() {
+                        v[i as usize] = true;
+                    }
+                }
+            }
+            v
+        };
+        for s in &f.cubin.sections {
+            let i = s.index as usize;
+            if !kept[i] || is_rebuilt(s) {
+                continue;
+            }
+            let owner = f.owner[i];
+            let role = role_of(s, owner.is_some());
+            let out_type = output_type(s.sh_type);
+            if let Some(text) = owner {
+                let func = live.func_of_text[fid][text as usize];
+                let mut o = OutSection::new(s.name, out_type, role);
+                o.flags = s.flags;
+                o.align = s.addralign.max(1);
+                o.entsize = s.entsize;
+                o.func = func;
+                o.section_symbol = section_symbols[i];
+                o.size = s.size;
+                if role == Role::Text {
+                    o.link = LinkTo::SymTab;
+                    o.info = InfoTo::FuncSym {
+                        func: func.unwrap_or(0),
+                        high: s.info & 0xff00_0000,
+                    };
+                } else {
+                    let t = *text_out[fid].get(&text).expect("text sections come first");
+                    o.info = InfoTo::Section(t);
+                    o.link = if s.link != 0 {
+                        LinkTo::SymTab
+                    } else {
+                        LinkTo::Zero
+                    };
+                }
+                if s.sh_type == SHT_CUDA_SHARED {
+                    let (window, align, dynamic) = shared_window(f, s, arch);
+                    any_dynamic_shared |= dynamic;
+                    let reserve = if arch.is_sm90_or_later() {
+                        SM90_SHARED_RESERVE
+                    } else {
+                        0
+                    };
+                    o.size = window.static_end + reserve;
+                    o.align = o.align.max(align);
+                    plan.shared[fid].insert(s.index, window);
+                }
+                o.body = if out_type == SHT_NOBITS {
+                    Body::NoBits
+                } else {
+                    Body::Pieces(vec![Piece {
+                        file: f.id,
+                        section: s.index,
+                        offset: 0,
+                    }])
+                };
+                let id = plan.add(o);
+                if role == Role::Text {
+                    text_out[fid].insert(s.index, id);
+                }
+                plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
+            } else {
+                let id = match plan.merged.get(s.name) {
+                    Some(&id) => id,
+                    None => {
+                        let mut o = OutSection::new(s.name, out_type, role);
+                        o.flags = s.flags;
+                        o.entsize = s.entsize;
+                        o.body = if out_type == SHT_NOBITS {
+                            Body::NoBits
+                        } else {
+                            Body::Pieces(Vec::new())
+                        };
+                        let id = plan.add(o);
+                        plan.merged.insert(s.name.to_string(), id);
+                        id
+                    }
+                };
+                let o = plan.sec_mut(id);
+                o.section_symbol |= section_symbols[i];
+                let a = s.addralign.max(1);
+                o.align = o.align.max(a);
+                let offset = align_up(o.size, a);
+                o.size = offset + s.size;
+                if let Body::Pieces(p) = &mut o.body {
+                    p.push(Piece {
+                        file: f.id,
+                        section: s.index,
+                        offset,
+                    });
+                }
+                plan.placement[fid][i] = Some(Placement { out: id, offset });
+            }
+        }
+    }
+    if any_dynamic_shared {
+        let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
+        o.flags = SHF_WRITE | SHF_ALLOC;
+        o.align = 16;
+        o.body = Body::NoBits;
+        plan.add(o);
+    }
+    plan
+}
+
+/// Lays out the shared variables of one kernel's `.nv.shared.<k>` section.
+/// Input shared symbols carry their alignment in `st_value` (COMMON-style);
+/// they are placed in symbol-table order. Returns the window, the section's
+/// alignment and whether the kernel uses dynamic (`extern`) shared memory.
+fn shared_window(f: &InputFile<'_>, s: &Section<'_>, _arch: SmArch) -> (SharedWindow, u64, bool) {
+    let mut w = SharedWindow::default();
+    let mut cursor = 0u64;
+    for sym in &f.cubin.symbols {
+        if sym.section() == Some(s.index) && sym.ty() != STT_SECTION && sym.other & STO_CUDA_SHARED != 0 {
+            let a = sym.value.max(1);
+            let off = align_up(cursor, a);
+            w.offsets.insert(sym.index, off);
+            cursor = off + sym.size;
+        }
+    }
+    let static_end = cursor.max(s.size);
+    // Does this kernel's text reference an extern shared symbol?
+    let text = s.info;
+    let mut dynamic = false;
+    for rs in f.cubin.sections.iter().filter(|r| r.is_reloc() && r.info == text) {
+        for r in f.cubin.relocs(rs) {
+            let sym = &f.cubin.symbols[r.sym as usize];
+            if sym.is_undefined() && sym.other & STO_CUDA_SHARED != 0 {
+                dynamic = true;
+            }
+        }
+    }
+    w.static_end = static_end;
+    w.dynamic_offset = align_up(static_end, DYNAMIC_SHARED_ALIGN);
+    let align = if dynamic { DYNAMIC_SHARED_ALIGN } else { 1 };
+    (w, align, dynamic)
+}

@@ -1,0 +1,318 @@
+//! Phase 6: the output symbol table.
+//!
+//! Order: the null symbol, section symbols and local symbols (in section
+//! order, then input order), then globals in first-mention order (`sh_info` of
+//! `.symtab` is the first global's index). What changes on the way, as nvlink
+//! does it: CUDA's variable type 13 becomes `STT_OBJECT` and variables' `st_other`
+//! becomes 0; shared-memory symbols, extern shared declarations, the unified
+//! table helpers (`__UFT*`, `__UDT*`) and nameless locals are dropped;
+//! `.nv.reservedSmem.*` becomes `STB_GLOBAL`; a weak symbol with no strong
+//! definition stays weak; values are rebased into merged sections. The
+//! result also maps every input symbol to its output index.
+
+use super::live::Live;
+use super::relocate::{stays_undefined, SymTarget, UNIFIED_TABLE_SYMBOLS};
+use super::sections::{Body, Plan, Role};
+use super::symbols::{SymRef, SymbolDb};
+use super::{GlobalId, InputFile, OutSecId};
+use crate::elf::*;
+use std::collections::{HashMap, HashSet};
+
+/// One output symbol before serialization.
+#[derive(Debug, Clone)]
+struct OutSym {
+    name: String,
+    info: u8,
+    other: u8,
+    section: Option<OutSecId>,
+    shndx_raw: u16,
+    value: u64,
+    size: u64,
+}
+
+/// The output symbol table and the input → output index maps.
+pub(crate) struct SymTable {
+    local_map: Vec<HashMap<u32, u32>>,
+    global_of: Vec<Vec<Option<GlobalId>>>,
+    global_map: Vec<u32>,
+    section_syms: Vec<u32>,
+    /// Output index of each live function's symbol (by live function index).
+    pub func_index: Vec<u32>,
+    /// Output symbol names by index (for diagnostics and the call graph).
+    pub names: Vec<String>,
+    /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
+    sig_map: HashMap<(u32, u32), u32>,
+}
+
+impl SymTable {
+    /// Output index of an input symbol (0 when it was dropped).
+    pub(crate) fn output_index(&self, r: SymRef) -> u32 {
+        match self.global_of[r.file.0 as usize][r.index as usize] {
+            Some(g) => self.global_map[g.0 as usize],
+            None => self.local_map[r.file.0 as usize]
+                .get(&r.index)
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+    /// Output `.strtab` offset of a prototype signature string of an input.
+    pub(crate) fn signature(&self, file: super::FileId, input_offset: u32) -> Option<u32> {
+        self.sig_map.get(&(file.0, input_offset)).copied()
+    }
+    /// Output index of an output section's section symbol (0 if it has none).
+    pub(crate) fn section_symbol(&self, s: OutSecId) -> u32 {
+        self.section_syms[s.0 as usize]
+    }
+}
+
+fn is_variable(ty: u8) -> bool {
+    ty == STT_CUDA_OBJECT || ty == STT_OBJECT
+}
+
+/// Builds `.symtab` and `.strtab` (after fixing the section order).
+pub(crate) fn build(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    plan: &mut Plan,
+) -> SymTable {
+    let _span = tracing::info_span!("symtab").entered();
+    plan.finalize_order();
+    let mut syms: Vec<OutSym> = vec![OutSym {
+        name: String::new(),
+        info: 0,
+        other: 0,
+        section: None,
+        shndx_raw: 0,
+        value: 0,
+        size: 0,
+    }];
+    let mut section_syms = vec![0u32; plan.sections.len()];
+    for &id in &plan.order {
+        let s = plan.sec(id);
+        if s.section_symbol {
+            section_syms[id.0 as usize] = syms.len() as u32;
+            syms.push(OutSym {
+                name: s.name.clone(),
+                info: STT_SECTION,
+                other: 0,
+                section: Some(id),
+                shndx_raw: 0,
+                value: 0,
+                size: 0,
+            });
+        }
+    }
+    // Locals.
+    let mut local_map: Vec<HashMap<u32, u32>> = Vec::with_capacity(files.len());
+    for f in files {
+        let fid = f.id.0 as usize;
+        let mut map = HashMap::new();
+        for sym in &f.cubin.symbols {
+            if sym.index == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE {
+                continue;
+            }
+            if sym.name.is_empty() || sym.other & STO_CUDA_SHARED != 0 {
+                continue;
+            }
+            let Some(sec) = sym.section() else { continue };
+            let dsec = &f.cubin.sections[sec as usize];
+            if dsec.sh_type == SHT_CUDA_SHARED
+                || (dsec.sh_type == SHT_CUDA_CONSTANT0 && is_variable(sym.ty()))
+            {
+                continue;
+            }
+            let Some(p) = plan.placement[fid][sec as usize] else {
+                continue;
+            };
+            let var = sym.ty() == STT_CUDA_OBJECT;
+            map.insert(sym.index, syms.len() as u32);
+            syms.push(OutSym {
+                name: sym.name.to_string(),
+                info: (STB_LOCAL << 4) | if var { STT_OBJECT } else { sym.ty() },
+                other: if is_variable(sym.ty()) { 0 } else { sym.other },
+                section: Some(p.out),
+                shndx_raw: 0,
+                value: p.offset + sym.value,
+                size: sym.size,
+            });
+        }
+        local_map.push(map);
+    }
+    let first_global = syms.len() as u32;
+    // Undefined names that kept relocations still reference.
+    let mut referenced_undef: HashSet<GlobalId> = HashSet::new();
+    for k in &plan.kept {
+        if let SymTarget::Input(r) = k.sym {
+            if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
+                if db.global(g).1.def.is_none() {
+                    referenced_undef.insert(g);
+                }
+            }
+        }
+    }
+    let mut global_map = vec![0u32; db.globals.len()];
+    for (gi, (name, g)) in db.globals.iter().enumerate() {
+        let gid = GlobalId(gi as u32);
+        match g.def {
+            Some(def) => {
+                let f = &files[def.file.0 as usize];
+                let sym = &f.cubin.symbols[def.index as usize];
+                let (section, value, shndx_raw) = match sym.section() {
+                    Some(sec) => {
+                        let dsec = &f.cubin.sections[sec as usize];
+                        if dsec.sh_type == SHT_CUDA_SHARED {
+                            continue;
+                        }
+                        match plan.placement[def.file.0 as usize][sec as usize] {
+                            Some(p) => (Some(p.out), p.offset + sym.value, 0),
+                            None => continue, // dead function
+                        }
+                    }
+                    None => (None, sym.value, sym.shndx),
+                };
+                let bind = if g.def_strong { STB_GLOBAL } else { STB_WEAK };
+                let ty = if sym.ty() == STT_CUDA_OBJECT {
+                    STT_OBJECT
+                } else {
+                    sym.ty()
+                };
+                global_map[gi] = syms.len() as u32;
+                syms.push(OutSym {
+                    name: name.to_string(),
+                    info: (bind << 4) | ty,
+                    other: if is_variable(sym.ty()) { 0 } else { sym.other },
+                    section,
+                    shndx_raw,
+                    value,
+                    size: sym.size,
+                });
+            }
+            None => {
+                let m = g.first_mention;
+                let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
+                if UNIFIED_TABLE_SYMBOLS.contains(name) || sym.other & STO_CUDA_SHARED != 0 {
+                    continue;
+                }
+                let reserved = name.starts_with(".nv.reservedSmem");
+                if !reserved && !referenced_undef.contains(&gid) {
+                    continue;
+                }
+                let bind = if reserved || stays_undefined(name) || !g.all_weak {
+                    STB_GLOBAL
+                } else {
+                    STB_WEAK
+                };
+                let ty = if sym.ty() == STT_CUDA_OBJECT {
+                    STT_OBJECT
+                } else {
+                    sym.ty()
+                };
+                global_map[gi] = syms.len() as u32;
+                syms.push(OutSym {
+                    name: name.to_string(),
+                    info: (bind << 4) | ty,
+                    other: 0,
+                    section: None,
+                    shndx_raw: SHN_UNDEF,
+                    value: 0,
+                    size: sym.size,
+                });
+            }
+        }
+    }
+    let mut table = SymTable {
+        local_map,
+        global_of: db.global_of.clone(),
+        global_map,
+        section_syms,
+        func_index: Vec::new(),
+        names: syms.iter().map(|s| s.name.clone()).collect(),
+        sig_map: HashMap::new(),
+    };
+    table.func_index = live
+        .funcs
+        .iter()
+        .map(|f| {
+            table.output_index(SymRef {
+                file: f.key.file,
+                index: f.sym,
+            })
+        })
+        .collect();
+    // Serialize .strtab and .symtab.
+    let mut strtab: Vec<u8> = vec![0];
+    let mut offsets: HashMap<&str, u32> = HashMap::new();
+    let mut symtab = Vec::with_capacity(syms.len() * 24);
+    for s in &syms {
+        let name_off = if s.name.is_empty() {
+            0
+        } else {
+            *offsets.entry(s.name.as_str()).or_insert_with(|| {
+                let o = strtab.len() as u32;
+                strtab.extend_from_slice(s.name.as_bytes());
+                strtab.push(0);
+                o
+            })
+        };
+        let shndx = match s.section {
+            Some(id) => plan.index(id) as u16,
+            None => s.shndx_raw,
+        };
+        symtab.extend_from_slice(&name_off.to_le_bytes());
+        symtab.push(s.info);
+        symtab.push(s.other);
+        symtab.extend_from_slice(&shndx.to_le_bytes());
+        symtab.extend_from_slice(&s.value.to_le_bytes());
+        symtab.extend_from_slice(&s.size.to_le_bytes());
+    }
+    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype and
+    // the call graph's address-taken / indirect-call lists.
+    for f in files {
+        let Some(st) = f.cubin.symtab else { continue };
+        let strdata = f.cubin.sections[f.cubin.sections[st as usize].link as usize].data;
+        let mut wanted: Vec<u32> = Vec::new();
+        for sec in &f.cubin.sections {
+            if sec.sh_type == SHT_CUDA_PROTOTYPE {
+                if let Ok(entries) = crate::cubin::callgraph::parse_prototypes(sec.data) {
+                    wanted.extend(entries.iter().map(|e| e.signature));
+                }
+            } else if sec.sh_type == SHT_CUDA_CALLGRAPH {
+                if let Ok(g) = crate::cubin::callgraph::CallGraph::parse(sec.data) {
+                    wanted.extend(g.address_taken.iter().map(|e| e.1));
+                    wanted.extend(g.indirect_calls.iter().map(|e| e.1));
+                }
+            }
+        }
+        for off in wanted {
+            let Some(rest) = strdata.get(off as usize..) else { continue };
+            let Some(end) = rest.iter().position(|&b| b == 0) else { continue };
+            let Ok(text) = std::str::from_utf8(&rest[..end]) else { continue };
+            if !text.starts_with('#') {
+                continue;
+            }
+            let o = *offsets.entry(text).or_insert_with(|| {
+                let o = strtab.len() as u32;
+                strtab.extend_from_slice(text.as_bytes());
+                strtab.push(0);
+                o
+            });
+            table.sig_map.insert((f.id.0, off), o);
+        }
+    }
+    let strtab_id = plan.find_role(Role::StrTab).expect("plan has .strtab");
+    let symtab_id = plan.find_role(Role::SymTab).expect("plan has .symtab");
+    {
+        let s = plan.sec_mut(strtab_id);
+        s.size = strtab.len() as u64;
+        s.body = Body::Bytes(strtab);
+    }
+    {
+        let s = plan.sec_mut(symtab_id);
+        s.size = symtab.len() as u64;
+        s.body = Body::Bytes(symtab);
+        s.link = super::sections::LinkTo::Section(strtab_id);
+        s.info = super::sections::InfoTo::Raw(first_global);
+    }
+    table
+}
