@@ -17,9 +17,12 @@
 pub mod arch;
 pub mod config;
 pub mod cubin;
+pub mod diff;
+pub mod dump;
 pub mod elf;
 pub mod error;
 pub mod reloc;
+mod view;
 
 pub use arch::SmArch;
 pub use config::{Diagnostic, InputSource, LinkFailure, LinkOptions, LinkOutput, Severity};
