@@ -11,7 +11,7 @@
 //! against the layout rule instead.
 
 use crate::cubin::{Cubin, Section};
-use crate::dump::{callgraph_name, info_is_text_symbol, render_attr_value, symbol_display_name};
+use crate::dump::{graph_items, info_is_text_symbol, render_attr_value, symbol_display_name};
 use crate::elf::*;
 use crate::view;
 use std::collections::BTreeMap;
@@ -403,7 +403,7 @@ fn attr_keys(c: &Cubin<'_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
             };
             let subject = match (rec.value, compat) {
                 (view::AttrValue::Bytes(b), false)
-                    if view::symbol_words(rec.attr) == view::SymWords::First && b.len() >= 4 =>
+                    if view::symbol_words(rec.attr, b.len()) == view::SymWords::First =>
                 {
                     sym(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 }
@@ -502,36 +502,29 @@ fn diff_callgraph(
     b: &Section<'_>,
     out: &mut Vec<Difference>,
 ) {
-    let cg = a.sh_type == SHT_CUDA_CALLGRAPH;
-    let render = |c: &Cubin<'_>, s: &Section<'_>| -> Vec<String> {
-        let (pairs, rest) = view::pairs(s.data);
-        let mut v: Vec<String> = pairs
-            .into_iter()
-            .map(|(x, y)| {
-                if cg {
-                    format!("{} -> {}", callgraph_name(c, x), callgraph_name(c, y))
-                } else {
-                    format!("{} prototype {y}", symbol_display_name(c, x))
-                }
-            })
-            .collect();
-        if rest != 0 {
-            v.push(format!("{rest} trailing bytes"));
+    match (graph_items(oc, a), graph_items(rc, b)) {
+        (Ok(x), Ok(y)) => {
+            let (only_a, only_b) = multiset_diff(&x, &y);
+            for e in only_a {
+                out.push(Difference::new(
+                    DiffKind::CallGraph,
+                    format!("{}: extra entry {e} in ours", a.name),
+                ));
+            }
+            for e in only_b {
+                out.push(Difference::new(
+                    DiffKind::CallGraph,
+                    format!("{}: missing entry {e} (reference has it)", a.name),
+                ));
+            }
         }
-        v
-    };
-    let (only_a, only_b) = multiset_diff(&render(oc, a), &render(rc, b));
-    for e in only_a {
-        out.push(Difference::new(
-            DiffKind::CallGraph,
-            format!("{}: extra entry {e} in ours", a.name),
-        ));
-    }
-    for e in only_b {
-        out.push(Difference::new(
-            DiffKind::CallGraph,
-            format!("{}: missing entry {e} (reference has it)", a.name),
-        ));
+        (Err(e), _) | (_, Err(e)) => {
+            out.push(Difference::new(
+                DiffKind::CallGraph,
+                format!("{}: undecodable: {e}", a.name),
+            ));
+            diff_bytes(a.name, a.data, b.data, out);
+        }
     }
 }
 

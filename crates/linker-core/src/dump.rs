@@ -118,7 +118,7 @@ pub(crate) fn render_attr_value(
         AttrValue::Half(h) => format!("{h:#x}"),
         AttrValue::Bytes(bytes) => {
             let words = if symbolic {
-                view::symbol_words(attr)
+                view::symbol_words(attr, bytes.len())
             } else {
                 SymWords::None
             };
@@ -306,27 +306,15 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
             }
             SHT_CUDA_CALLGRAPH | SHT_CUDA_PROTOTYPE => {
                 let cg = s.sh_type == SHT_CUDA_CALLGRAPH;
-                writeln!(
-                    out,
-                    "\n{} in {}:",
-                    if cg { "Call graph" } else { "Prototypes" },
-                    s.name
-                )?;
-                let (pairs, rest) = view::pairs(s.data);
-                for (a, b) in pairs {
-                    if cg {
-                        writeln!(
-                            out,
-                            "  {} -> {}",
-                            callgraph_name(cubin, a),
-                            callgraph_name(cubin, b)
-                        )?;
-                    } else {
-                        writeln!(out, "  {} prototype {b}", sym(a))?;
+                let what = if cg { "Call graph" } else { "Prototypes" };
+                writeln!(out, "\n{what} in {}:", s.name)?;
+                match graph_items(cubin, s) {
+                    Ok(items) => {
+                        for i in items {
+                            writeln!(out, "  {i}")?;
+                        }
                     }
-                }
-                if rest != 0 {
-                    writeln!(out, "  ({rest} trailing bytes)")?;
+                    Err(e) => writeln!(out, "  (undecodable: {e})")?,
                 }
             }
             _ => {}
@@ -335,15 +323,52 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
     Ok(())
 }
 
-/// A call-graph word: a symbol name for positive indices, the raw signed value
-/// for 0 and the negative markers (`-1`..`-4`).
-pub(crate) fn callgraph_name(cubin: &Cubin<'_>, w: u32) -> String {
-    let v = w as i32;
-    if v <= 0 {
-        v.to_string()
-    } else {
-        symbol_display_name(cubin, w)
+/// The entries of a `.nv.callgraph` or `.nv.prototype` section, rendered with
+/// symbol names (and prototype signatures from `.strtab`), one string each.
+pub(crate) fn graph_items(cubin: &Cubin<'_>, s: &Section<'_>) -> Result<Vec<String>, String> {
+    use crate::cubin::callgraph::{self, CallGraphEntry, CallGraphList};
+    let sym = |i: u32| symbol_display_name(cubin, i);
+    if s.sh_type == SHT_CUDA_PROTOTYPE {
+        let strtab = cubin
+            .symtab
+            .and_then(|i| cubin.sections.get(i as usize))
+            .and_then(|st| cubin.sections.get(st.link as usize))
+            .map(|st| st.data)
+            .unwrap_or(&[]);
+        let entries = callgraph::parse_prototypes(s.data).map_err(|e| e.to_string())?;
+        return Ok(entries
+            .iter()
+            .map(|e| {
+                let rest = strtab.get(e.signature as usize..).unwrap_or(&[]);
+                let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+                format!(
+                    "{} signature {:?}",
+                    sym(e.symbol),
+                    String::from_utf8_lossy(&rest[..end])
+                )
+            })
+            .collect());
     }
+    let entries = callgraph::parse_callgraph(s.data).map_err(|e| e.to_string())?;
+    let mut list = CallGraphList(0);
+    Ok(entries
+        .iter()
+        .map(|e| match *e {
+            CallGraphEntry::Marker(l) => {
+                list = l;
+                format!("list {l}")
+            }
+            CallGraphEntry::Pair { first, second } => match list {
+                CallGraphList::CALLS | CallGraphList::ADDRESS_REFS => {
+                    format!("{list}: {} -> {}", sym(first), sym(second))
+                }
+                CallGraphList::ADDRESS_TAKEN | CallGraphList::INDIRECT_CALLS => {
+                    format!("{list}: {} prototype {second}", sym(first))
+                }
+                _ => format!("{list}: {} {second:#x}", sym(first)),
+            },
+        })
+        .collect())
 }
 
 fn covered_sections(cubin: &Cubin<'_>, off: u64, len: u64) -> String {
