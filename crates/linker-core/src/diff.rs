@@ -78,9 +78,10 @@ pub fn diff(ours: &Cubin<'_>, reference: &Cubin<'_>) -> Vec<Difference> {
     let _span = tracing::debug_span!("diff").entered();
     let mut out = Vec::new();
     diff_header(ours, reference, &mut out);
-    diff_sections(ours, reference, &mut out);
-    diff_symbols(ours, reference, &mut out);
-    diff_relocs(ours, reference, &mut out);
+    let (o, r) = (Side::new(ours), Side::new(reference));
+    diff_sections(&o, &r, &mut out);
+    diff_symbols(&o, &r, &mut out);
+    diff_relocs(&o, &r, &mut out);
     out
 }
 
@@ -130,6 +131,70 @@ fn diff_header(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
     field(out, k, "ELF header e_entry", a.e_entry, b.e_entry);
 }
 
+/// A cubin with the names diff uses for its symbols: the symbol's name,
+/// qualified with `#` and a hash of its defining section's contents, value and
+/// size when several defined symbols share the name (two local functions
+/// `helper` from different objects), so that a relocation or attribute naming
+/// the wrong `helper` is still caught.
+struct Side<'a, 'd> {
+    c: &'a Cubin<'d>,
+    ids: Vec<String>,
+}
+
+impl<'a, 'd> Side<'a, 'd> {
+    fn new(c: &'a Cubin<'d>) -> Self {
+        let names: Vec<String> = (0..c.symbols.len() as u32)
+            .map(|i| symbol_display_name(c, i))
+            .collect();
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in c
+            .symbols
+            .iter()
+            .filter(|s| s.index != 0 && !s.is_undefined())
+        {
+            *count.entry(names[s.index as usize].as_str()).or_default() += 1;
+        }
+        let ids = c
+            .symbols
+            .iter()
+            .map(|sym| {
+                let name = &names[sym.index as usize];
+                if sym.index == 0 || sym.is_undefined() || count.get(name.as_str()) < Some(&2) {
+                    return name.clone();
+                }
+                // FNV-1a over the defining section's bytes, the value and the size.
+                let mut h: u32 = 0x811c_9dc5;
+                let data = c.symbol_section(sym).map(|s| s.data).unwrap_or(&[]);
+                for b in data
+                    .iter()
+                    .copied()
+                    .chain(sym.value.to_le_bytes())
+                    .chain(sym.size.to_le_bytes())
+                {
+                    h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+                }
+                format!("{name}#{h:08x}")
+            })
+            .collect();
+        Side { c, ids }
+    }
+}
+
+impl<'d> std::ops::Deref for Side<'_, 'd> {
+    type Target = Cubin<'d>;
+    fn deref(&self) -> &Cubin<'d> {
+        self.c
+    }
+}
+
+/// The diff name of symbol `index` (see [`Side`]).
+fn sym_id(c: &Side<'_, '_>, index: u32) -> String {
+    match c.ids.get(index as usize) {
+        Some(n) if index != 0 => n.clone(),
+        _ => symbol_display_name(c, index),
+    }
+}
+
 /// Sections whose contents are compared elsewhere (or not at all).
 fn compared_section(s: &Section<'_>) -> bool {
     s.index != 0
@@ -146,7 +211,7 @@ fn by_name<'c, 'd>(c: &'c Cubin<'d>) -> BTreeMap<&'d str, Vec<&'c Section<'d>>> 
     m
 }
 
-fn diff_sections(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
+fn diff_sections(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
     let ours = by_name(o);
     let refs = by_name(r);
     let mut names: Vec<&str> = ours.keys().chain(refs.keys()).copied().collect();
@@ -195,7 +260,7 @@ fn diff_sections(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
 }
 
 /// `sh_link` as the name of the linked section (`0` for none).
-fn link_meaning(c: &Cubin<'_>, s: &Section<'_>) -> String {
+fn link_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
     if s.link == 0 {
         "0".into()
     } else {
@@ -204,15 +269,15 @@ fn link_meaning(c: &Cubin<'_>, s: &Section<'_>) -> String {
 }
 
 /// `sh_info` by meaning: a symbol name (text), a section name (`SHF_INFO_LINK`), or the number.
-fn info_meaning(c: &Cubin<'_>, s: &Section<'_>) -> String {
+fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
     match info_is_text_symbol(c, s) {
         Some(true) => format!(
             "symbol {} with register count {}",
-            symbol_display_name(c, s.info & 0x00ff_ffff),
+            sym_id(c, s.info & 0x00ff_ffff),
             s.info >> 24
         ),
-        Some(false) => format!("symbol {}", symbol_display_name(c, s.info)),
-        None if s.flags & SHF_INFO_LINK != 0 && s.info != 0 => {
+        Some(false) => format!("symbol {}", sym_id(c, s.info)),
+        None if s.flags & SHF_INFO_LINK != 0 && s.info != 0 && s.sh_type != SHT_NOTE => {
             format!("section {}", c.section_name(s.info))
         }
         None => format!("{:#x}", s.info),
@@ -220,11 +285,11 @@ fn info_meaning(c: &Cubin<'_>, s: &Section<'_>) -> String {
 }
 
 /// "function `f` (.text.f)" for text, the section name otherwise.
-fn describe(c: &Cubin<'_>, s: &Section<'_>) -> String {
+fn describe(c: &Side<'_, '_>, s: &Section<'_>) -> String {
     match info_is_text_symbol(c, s) {
         Some(regs) => {
             let idx = if regs { s.info & 0x00ff_ffff } else { s.info };
-            format!("function `{}` ({})", symbol_display_name(c, idx), s.name)
+            format!("function `{}` ({})", sym_id(c, idx), s.name)
         }
         None => s.name.to_string(),
     }
@@ -235,9 +300,9 @@ fn is_tkinfo(s: &Section<'_>) -> bool {
 }
 
 fn compare_section(
-    oc: &Cubin<'_>,
+    oc: &Side<'_, '_>,
     a: &Section<'_>,
-    rc: &Cubin<'_>,
+    rc: &Side<'_, '_>,
     b: &Section<'_>,
 ) -> Vec<Difference> {
     let mut out = Vec::new();
@@ -390,9 +455,9 @@ fn multiset_diff<T: Ord + Clone>(a: &[T], b: &[T]) -> (Vec<T>, Vec<T>) {
 /// One attribute record by meaning: (name, subject symbol or "", rendered value).
 type AttrKey = (String, String, String);
 
-fn attr_keys(c: &Cubin<'_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
+fn attr_keys(c: &Side<'_, '_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
     let compat = s.sh_type == SHT_CUDA_COMPAT;
-    let sym = |i: u32| symbol_display_name(c, i);
+    let sym = |i: u32| sym_id(c, i);
     Ok(view::parse_attrs(s.data)?
         .into_iter()
         .map(|rec| {
@@ -419,9 +484,9 @@ fn attr_keys(c: &Cubin<'_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
 }
 
 fn diff_attrs(
-    oc: &Cubin<'_>,
+    oc: &Side<'_, '_>,
     a: &Section<'_>,
-    rc: &Cubin<'_>,
+    rc: &Side<'_, '_>,
     b: &Section<'_>,
     out: &mut Vec<Difference>,
 ) {
@@ -496,13 +561,16 @@ fn diff_attrs(
 }
 
 fn diff_callgraph(
-    oc: &Cubin<'_>,
+    oc: &Side<'_, '_>,
     a: &Section<'_>,
-    rc: &Cubin<'_>,
+    rc: &Side<'_, '_>,
     b: &Section<'_>,
     out: &mut Vec<Difference>,
 ) {
-    match (graph_items(oc, a), graph_items(rc, b)) {
+    match (
+        graph_items(oc, a, &|i| sym_id(oc, i)),
+        graph_items(rc, b, &|i| sym_id(rc, i)),
+    ) {
         (Ok(x), Ok(y)) => {
             let (only_a, only_b) = multiset_diff(&x, &y);
             for e in only_a {
@@ -561,7 +629,7 @@ fn diff_tkinfo(a: &Section<'_>, b: &Section<'_>, out: &mut Vec<Difference>) {
 
 type SymKey = (String, u8, u8, u8, u64, String, u64);
 
-fn sym_keys(c: &Cubin<'_>) -> Vec<SymKey> {
+fn sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
     c.symbols
         .iter()
         .map(|s| {
@@ -574,7 +642,7 @@ fn sym_keys(c: &Cubin<'_>) -> Vec<SymKey> {
             let name = if s.index == 0 {
                 String::new()
             } else {
-                symbol_display_name(c, s.index)
+                sym_id(c, s.index)
             };
             (name, s.bind(), s.ty(), s.other, s.size, sec, s.value)
         })
@@ -594,7 +662,7 @@ fn render_sym(k: &SymKey) -> String {
     )
 }
 
-fn diff_symbols(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
+fn diff_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
     let (mut only_a, mut only_b) = multiset_diff(&sym_keys(o), &sym_keys(r));
     let mut i = 0;
     while i < only_a.len() {
@@ -661,7 +729,7 @@ fn diff_symbols(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
 /// A relocation by meaning: (target section, offset, type, symbol, addend, is RELA).
 type RelKey = (String, u64, u32, String, i64, bool);
 
-fn rel_keys(c: &Cubin<'_>) -> Vec<RelKey> {
+fn rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
     let mut v = Vec::new();
     for s in c.sections.iter().filter(|s| s.is_reloc()) {
         let target = c.section_name(s.info);
@@ -670,7 +738,7 @@ fn rel_keys(c: &Cubin<'_>) -> Vec<RelKey> {
                 target.clone(),
                 r.offset,
                 r.rtype,
-                symbol_display_name(c, r.sym),
+                sym_id(c, r.sym),
                 r.addend,
                 r.is_rela,
             ));
@@ -691,7 +759,7 @@ fn render_rel(k: &RelKey) -> String {
     )
 }
 
-fn diff_relocs(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
+fn diff_relocs(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
     let (mut only_a, mut only_b) = multiset_diff(&rel_keys(o), &rel_keys(r));
     let mut i = 0;
     while i < only_a.len() {
@@ -756,6 +824,10 @@ fn span<'a>(sections: impl Iterator<Item = &'a Section<'a>>) -> Option<(u64, u64
         })
     })
 }
+
+/// An expected segment: (p_type, p_flags, file range (offset, size) or `None` for
+/// the data segment, which has its own check, label).
+type Want = (u32, u32, Option<(u64, u64)>, &'static str);
 
 /// Checks `cubin`'s program headers against culink's layout rule (docs/equivalence.md):
 /// the six-segment scheme for sm_90 and later, the older nvlink layout for
@@ -827,7 +899,7 @@ pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
     };
 
     // (p_type, p_flags, expected range (offset, filesz) or None for "not checked", label)
-    let mut want: Vec<(u32, u32, Option<(u64, u64)>, &str)> = Vec::new();
+    let mut want: Vec<Want> = Vec::new();
     let six = cubin.arch().is_sm90_or_later();
     if six {
         want.push((

@@ -308,7 +308,7 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
                 let cg = s.sh_type == SHT_CUDA_CALLGRAPH;
                 let what = if cg { "Call graph" } else { "Prototypes" };
                 writeln!(out, "\n{what} in {}:", s.name)?;
-                match graph_items(cubin, s) {
+                match graph_items(cubin, s, &sym) {
                     Ok(items) => {
                         for i in items {
                             writeln!(out, "  {i}")?;
@@ -325,9 +325,12 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
 
 /// The entries of a `.nv.callgraph` or `.nv.prototype` section, rendered with
 /// symbol names (and prototype signatures from `.strtab`), one string each.
-pub(crate) fn graph_items(cubin: &Cubin<'_>, s: &Section<'_>) -> Result<Vec<String>, String> {
+pub(crate) fn graph_items(
+    cubin: &Cubin<'_>,
+    s: &Section<'_>,
+    sym: &dyn Fn(u32) -> String,
+) -> Result<Vec<String>, String> {
     use crate::cubin::callgraph::{self, CallGraphEntry, CallGraphList};
-    let sym = |i: u32| symbol_display_name(cubin, i);
     if s.sh_type == SHT_CUDA_PROTOTYPE {
         let strtab = cubin
             .symtab
