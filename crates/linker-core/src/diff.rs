@@ -131,51 +131,104 @@ fn diff_header(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
     field(out, k, "ELF header e_entry", a.e_entry, b.e_entry);
 }
 
-/// A cubin with the names diff uses for its symbols: the symbol's name,
-/// qualified with `#` and a hash of its defining section's contents, value and
-/// size when several defined symbols share the name (two local functions
-/// `helper` from different objects), so that a relocation or attribute naming
-/// the wrong `helper` is still caught.
+/// A cubin with the names diff uses for its symbols: the symbol's name, or, when
+/// several defined symbols share it (two local functions `helper` from different
+/// objects), the name qualified so that the copies can be told apart:
+/// `helper#[.text.kern1]` by the sections whose relocations refer to it (debug
+/// sections aside) when that set is unique among the copies, else
+/// `helper#<hash>` by a hash of its defining section's contents, value and size.
+/// A section symbol of a duplicated section takes the qualifier of the function
+/// defined at offset 0 of that section. So a relocation or attribute that names
+/// the wrong `helper` is still caught, and a changed instruction inside one copy
+/// does not rename it.
 struct Side<'a, 'd> {
     c: &'a Cubin<'d>,
     ids: Vec<String>,
 }
 
+fn content_hash(c: &Cubin<'_>, sym: &crate::cubin::Symbol<'_>) -> u32 {
+    // FNV-1a over the defining section's bytes, the value and the size.
+    let mut h: u32 = 0x811c_9dc5;
+    let data = c.symbol_section(sym).map(|s| s.data).unwrap_or(&[]);
+    for b in data
+        .iter()
+        .copied()
+        .chain(sym.value.to_le_bytes())
+        .chain(sym.size.to_le_bytes())
+    {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
 impl<'a, 'd> Side<'a, 'd> {
     fn new(c: &'a Cubin<'d>) -> Self {
-        let names: Vec<String> = (0..c.symbols.len() as u32)
-            .map(|i| symbol_display_name(c, i))
-            .collect();
-        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        let n = c.symbols.len();
+        let names: Vec<String> = (0..n as u32).map(|i| symbol_display_name(c, i)).collect();
+        let mut groups: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for s in c
             .symbols
             .iter()
             .filter(|s| s.index != 0 && !s.is_undefined())
         {
-            *count.entry(names[s.index as usize].as_str()).or_default() += 1;
+            groups
+                .entry(names[s.index as usize].as_str())
+                .or_default()
+                .push(s.index);
         }
-        let ids = c
-            .symbols
-            .iter()
-            .map(|sym| {
-                let name = &names[sym.index as usize];
-                if sym.index == 0 || sym.is_undefined() || count.get(name.as_str()) < Some(&2) {
-                    return name.clone();
+        let mut ids = names.clone();
+        let dups: Vec<&Vec<u32>> = groups.values().filter(|g| g.len() > 1).collect();
+        if dups.is_empty() {
+            return Side { c, ids };
+        }
+        // Which sections' relocations refer to each symbol.
+        let mut referrers: Vec<std::collections::BTreeSet<String>> = vec![Default::default(); n];
+        for rs in c.sections.iter().filter(|s| s.is_reloc()) {
+            let target = c.section_name(rs.info);
+            if target.starts_with(".debug") {
+                continue;
+            }
+            for r in c.relocs(rs) {
+                if let Some(set) = referrers.get_mut(r.sym as usize) {
+                    set.insert(target.clone());
                 }
-                // FNV-1a over the defining section's bytes, the value and the size.
-                let mut h: u32 = 0x811c_9dc5;
-                let data = c.symbol_section(sym).map(|s| s.data).unwrap_or(&[]);
-                for b in data
-                    .iter()
-                    .copied()
-                    .chain(sym.value.to_le_bytes())
-                    .chain(sym.size.to_le_bytes())
-                {
-                    h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+            }
+        }
+        let mut section_syms = Vec::new();
+        for g in &dups {
+            for &i in g.iter() {
+                let sym = &c.symbols[i as usize];
+                if sym.ty() == STT_SECTION {
+                    section_syms.push(i);
+                    continue;
                 }
-                format!("{name}#{h:08x}")
-            })
-            .collect();
+                let refs = &referrers[i as usize];
+                let unique = !refs.is_empty()
+                    && g.iter()
+                        .filter(|&&j| &referrers[j as usize] == refs)
+                        .count()
+                        == 1;
+                ids[i as usize] = if unique {
+                    let list: Vec<&str> = refs.iter().map(String::as_str).collect();
+                    format!("{}#[{}]", names[i as usize], list.join(","))
+                } else {
+                    format!("{}#{:08x}", names[i as usize], content_hash(c, sym))
+                };
+            }
+        }
+        for i in section_syms {
+            let sym = &c.symbols[i as usize];
+            let func = c.symbols.iter().find(|f| {
+                f.ty() == STT_FUNC && f.shndx == sym.shndx && f.value == 0 && f.index != i
+            });
+            ids[i as usize] = match func {
+                Some(f) if ids[f.index as usize] != names[f.index as usize] => {
+                    let q = &ids[f.index as usize][names[f.index as usize].len()..];
+                    format!("{}{q}", names[i as usize])
+                }
+                _ => format!("{}#{:08x}", names[i as usize], content_hash(c, sym)),
+            };
+        }
         Side { c, ids }
     }
 }
