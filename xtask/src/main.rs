@@ -1,6 +1,76 @@
-//! culink developer tasks.
+//! culink developer tasks, run as `cargo xtask <subcommand>`.
+//!
+//! Every subcommand lives in its own module and exposes
+//! `run(args: &[String]) -> Result<(), String>`; adding one is one entry in
+//! [`SUBCOMMANDS`] (and its module).
 
-fn main() {
-    eprintln!("xtask: not yet wired");
-    std::process::exit(2);
+mod fixtures;
+mod nv_tools;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+/// A subcommand: its name, a one-line summary, and its entry point.
+struct Subcommand {
+    name: &'static str,
+    usage: &'static str,
+    summary: &'static str,
+    run: fn(&[String]) -> Result<(), String>,
+}
+
+/// All subcommands, in the order `cargo xtask` lists them.
+const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "nv-tools",
+        usage: "nv-tools",
+        summary: "download (once) and unpack the pinned NVIDIA tool wheels into target/nv-tools",
+        run: nv_tools::run,
+    },
+    Subcommand {
+        name: "fixtures",
+        usage: "fixtures [--check] [CASE...]",
+        summary: "regenerate tests/link fixtures with ptxas/nvcc/nvlink (--check: compare only)",
+        run: fixtures::run,
+    },
+    Subcommand {
+        name: "test",
+        usage: "test [CARGO TEST ARGS...]",
+        summary: "get the NVIDIA tools, then run `cargo test --workspace` with CULINK_NV_TOOLS set",
+        run: test::run,
+    },
+];
+
+fn usage() -> String {
+    let mut s = String::from("usage: cargo xtask <subcommand> [args]\n\nsubcommands:\n");
+    for c in SUBCOMMANDS {
+        s.push_str(&format!("  {:<32} {}\n", c.usage, c.summary));
+    }
+    s.push_str(
+        "\nenvironment:\n  CULINK_NV_TOOLS   directory holding ptxas, nvlink, fatbinary, nvcc, cuobjdump, nvdisasm\n                    (default: <workspace>/target/nv-tools/bin)\n  CI=true           missing NVIDIA tools are fatal instead of a warning\n",
+    );
+    s
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    };
+    if matches!(name.as_str(), "-h" | "--help" | "help") {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let Some(cmd) = SUBCOMMANDS.iter().find(|c| c.name == name) else {
+        eprint!("xtask: unknown subcommand `{name}`\n\n{}", usage());
+        return ExitCode::from(2);
+    };
+    match (cmd.run)(&args[1..]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {}: error: {e}", cmd.name);
+            ExitCode::FAILURE
+        }
+    }
 }
