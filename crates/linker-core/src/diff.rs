@@ -484,6 +484,31 @@ fn diff_bytes(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
     }
 }
 
+/// Splits the unmatched items of both sides into pairs that share a key (exactly
+/// one item per side has it: a changed item) and the rest. O(n log n).
+fn pair_unique<T, K: Ord>(
+    a: Vec<T>,
+    b: Vec<T>,
+    key: impl Fn(&T) -> K,
+) -> (Vec<(T, T)>, Vec<T>, Vec<T>) {
+    let mut count: BTreeMap<K, (usize, usize)> = BTreeMap::new();
+    for x in &a {
+        count.entry(key(x)).or_default().0 += 1;
+    }
+    for x in &b {
+        count.entry(key(x)).or_default().1 += 1;
+    }
+    let unique = |x: &T| count.get(&key(x)) == Some(&(1, 1));
+    let (pa, rest_a): (Vec<T>, Vec<T>) = a.into_iter().partition(|x| unique(x));
+    let (pb, rest_b): (Vec<T>, Vec<T>) = b.into_iter().partition(|x| unique(x));
+    let mut by_key: BTreeMap<K, T> = pb.into_iter().map(|x| (key(&x), x)).collect();
+    let pairs = pa
+        .into_iter()
+        .filter_map(|x| by_key.remove(&key(&x)).map(|y| (x, y)))
+        .collect();
+    (pairs, rest_a, rest_b)
+}
+
 /// Multiset difference: items of `a` not in `b` and items of `b` not in `a`, sorted.
 fn multiset_diff<T: Ord + Clone>(a: &[T], b: &[T]) -> (Vec<T>, Vec<T>) {
     let mut m: BTreeMap<&T, i64> = BTreeMap::new();
@@ -561,7 +586,7 @@ fn diff_attrs(
         }
     };
     let owner = a.name.strip_prefix(".nv.info.").map(str::to_string);
-    let (mut only_a, mut only_b) = multiset_diff(&ka, &kb);
+    let (only_a, only_b) = multiset_diff(&ka, &kb);
     let of = |subject: &str| -> String {
         if !subject.is_empty() {
             format!(" of `{subject}`")
@@ -572,28 +597,17 @@ fn diff_attrs(
         }
     };
     // Same attribute for the same subject on both sides: a changed value.
-    let mut i = 0;
-    while i < only_a.len() {
-        let (n, s, _) = &only_a[i];
-        let same = |x: &AttrKey| &x.0 == n && &x.1 == s;
-        if only_a.iter().filter(|x| same(x)).count() == 1
-            && only_b.iter().filter(|x| same(x)).count() == 1
-        {
-            if let Some(j) = only_b.iter().position(same) {
-                let (n, s, va) = only_a.remove(i);
-                let (_, _, vb) = only_b.remove(j);
-                out.push(Difference::new(
-                    DiffKind::Attribute,
-                    format!(
-                        "{}: attribute {n}{}: ours {va}, reference {vb}",
-                        a.name,
-                        of(&s)
-                    ),
-                ));
-                continue;
-            }
-        }
-        i += 1;
+    let (pairs, only_a, only_b) =
+        pair_unique(only_a, only_b, |x: &AttrKey| (x.0.clone(), x.1.clone()));
+    for ((n, s, va), (_, _, vb)) in pairs {
+        out.push(Difference::new(
+            DiffKind::Attribute,
+            format!(
+                "{}: attribute {n}{}: ours {va}, reference {vb}",
+                a.name,
+                of(&s)
+            ),
+        ));
     }
     for (n, s, v) in only_a {
         out.push(Difference::new(
@@ -716,54 +730,45 @@ fn render_sym(k: &SymKey) -> String {
 }
 
 fn diff_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
-    let (mut only_a, mut only_b) = multiset_diff(&sym_keys(o), &sym_keys(r));
-    let mut i = 0;
-    while i < only_a.len() {
-        let name = only_a[i].0.clone();
-        let one = |v: &[SymKey]| v.iter().filter(|k| k.0 == name).count() == 1;
-        if one(&only_a) && one(&only_b) {
-            if let Some(j) = only_b.iter().position(|k| k.0 == name) {
-                let a = only_a.remove(i);
-                let b = only_b.remove(j);
-                let mut parts = Vec::new();
-                if a.1 != b.1 {
-                    parts.push(format!(
-                        "binding ours {}, reference {}",
-                        symbol_bind_name(a.1),
-                        symbol_bind_name(b.1)
-                    ));
-                }
-                if a.2 != b.2 {
-                    parts.push(format!(
-                        "type ours {}, reference {}",
-                        symbol_type_name(a.2),
-                        symbol_type_name(b.2)
-                    ));
-                }
-                if a.3 != b.3 {
-                    parts.push(format!(
-                        "st_other ours {}, reference {}",
-                        symbol_other_name(a.3),
-                        symbol_other_name(b.3)
-                    ));
-                }
-                if a.4 != b.4 {
-                    parts.push(format!("size ours {:#x}, reference {:#x}", a.4, b.4));
-                }
-                if a.5 != b.5 {
-                    parts.push(format!("section ours {}, reference {}", a.5, b.5));
-                }
-                if a.6 != b.6 {
-                    parts.push(format!("value ours {:#x}, reference {:#x}", a.6, b.6));
-                }
-                out.push(Difference::new(
-                    DiffKind::Symbol,
-                    format!("symbol `{name}`: {}", parts.join("; ")),
-                ));
-                continue;
-            }
+    let (only_a, only_b) = multiset_diff(&sym_keys(o), &sym_keys(r));
+    let (pairs, only_a, only_b) = pair_unique(only_a, only_b, |k: &SymKey| k.0.clone());
+    for (a, b) in pairs {
+        let name = &a.0;
+        let mut parts = Vec::new();
+        if a.1 != b.1 {
+            parts.push(format!(
+                "binding ours {}, reference {}",
+                symbol_bind_name(a.1),
+                symbol_bind_name(b.1)
+            ));
         }
-        i += 1;
+        if a.2 != b.2 {
+            parts.push(format!(
+                "type ours {}, reference {}",
+                symbol_type_name(a.2),
+                symbol_type_name(b.2)
+            ));
+        }
+        if a.3 != b.3 {
+            parts.push(format!(
+                "st_other ours {}, reference {}",
+                symbol_other_name(a.3),
+                symbol_other_name(b.3)
+            ));
+        }
+        if a.4 != b.4 {
+            parts.push(format!("size ours {:#x}, reference {:#x}", a.4, b.4));
+        }
+        if a.5 != b.5 {
+            parts.push(format!("section ours {}, reference {}", a.5, b.5));
+        }
+        if a.6 != b.6 {
+            parts.push(format!("value ours {:#x}, reference {:#x}", a.6, b.6));
+        }
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!("symbol `{name}`: {}", parts.join("; ")),
+        ));
     }
     for k in only_a {
         out.push(Difference::new(
@@ -813,37 +818,19 @@ fn render_rel(k: &RelKey) -> String {
 }
 
 fn diff_relocs(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
-    let (mut only_a, mut only_b) = multiset_diff(&rel_keys(o), &rel_keys(r));
-    let mut i = 0;
-    while i < only_a.len() {
-        let place = (only_a[i].0.clone(), only_a[i].1);
-        let one = |v: &[RelKey]| {
-            v.iter()
-                .filter(|k| (k.0.as_str(), k.1) == (place.0.as_str(), place.1))
-                .count()
-                == 1
-        };
-        if one(&only_a) && one(&only_b) {
-            if let Some(j) = only_b
-                .iter()
-                .position(|k| (k.0.as_str(), k.1) == (place.0.as_str(), place.1))
-            {
-                let a = only_a.remove(i);
-                let b = only_b.remove(j);
-                out.push(Difference::new(
-                    DiffKind::Relocation,
-                    format!(
-                        "relocation at {}+{:#x} differs: ours {}, reference {}",
-                        a.0,
-                        a.1,
-                        render_rel(&a),
-                        render_rel(&b)
-                    ),
-                ));
-                continue;
-            }
-        }
-        i += 1;
+    let (only_a, only_b) = multiset_diff(&rel_keys(o), &rel_keys(r));
+    let (pairs, only_a, only_b) = pair_unique(only_a, only_b, |k: &RelKey| (k.0.clone(), k.1));
+    for (a, b) in pairs {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!(
+                "relocation at {}+{:#x} differs: ours {}, reference {}",
+                a.0,
+                a.1,
+                render_rel(&a),
+                render_rel(&b)
+            ),
+        ));
     }
     for k in only_a {
         out.push(Difference::new(
