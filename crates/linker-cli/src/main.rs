@@ -1,6 +1,208 @@
-//! `culink`: the command-line CUDA device linker.
+//! `culink`: the command-line CUDA device linker (nvlink compatible), plus the
+//! `culink dump` and `culink diff` tools.
+//!
+//! Exit status: link: 0 success, 1 usage error or failed link; dump: 0, or 2 on
+//! unreadable/malformed input; diff: 0 equivalent, 1 different, 2 unreadable input.
 
-fn main() {
-    eprintln!("culink: not yet wired");
-    std::process::exit(2);
+mod args;
+mod output;
+
+use args::{Command, LinkCommand};
+use linker_core::{Cubin, LinkFailure, LinkOptions, LinkOutput, Severity};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    init_tracing();
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = match args::parse(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    match cmd {
+        Command::Help => {
+            print!("{}", args::USAGE);
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println!(
+                "culink: CUDA device linker (nvlink compatible), version {}",
+                env!("CARGO_PKG_VERSION")
+            );
+            ExitCode::SUCCESS
+        }
+        Command::Dump(file) => dump(&file),
+        Command::Diff {
+            ours,
+            reference,
+            phdrs,
+        } => diff(&ours, &reference, phdrs),
+        Command::Link(cmd) => link(*cmd),
+    }
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("CULINK_LOG").unwrap_or_else(|_| EnvFilter::new("off"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Reads `path` (errors name the file).
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("culink: error: {}: {e}", path.display()))
+}
+
+/// Parses `data` read from `path` (errors name the file).
+fn parse<'d>(path: &Path, data: &'d [u8]) -> Result<Cubin<'d>, String> {
+    Cubin::parse(data)
+        .map_err(|e| format!("culink: error: {}", e.in_file(path.display().to_string())))
+}
+
+/// Writes `text` to stdout; a closed pipe is not an error.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+fn dump(file: &Path) -> ExitCode {
+    let _span = tracing::info_span!("dump", file = %file.display()).entered();
+    let data = match read(file) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match parse(file, &data) {
+        Ok(c) => {
+            print_out(&linker_core::dump::dump_to_string(&c));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
+    let _span = tracing::info_span!("diff").entered();
+    let (a, b) = match (read(ours), read(reference)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (ca, cb) = match (parse(ours, &a), parse(reference, &b)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut diffs = linker_core::diff::diff(&ca, &cb);
+    if phdrs {
+        diffs.extend(linker_core::diff::check_program_headers(&ca));
+    }
+    let mut text = String::new();
+    for d in &diffs {
+        text.push_str(&format!("{}: {d}\n", ours.display()));
+    }
+    if diffs.is_empty() {
+        text.push_str(&format!(
+            "{} and {} are equivalent\n",
+            ours.display(),
+            reference.display()
+        ));
+    } else {
+        text.push_str(&format!("{} differences\n", diffs.len()));
+    }
+    print_out(&text);
+    if diffs.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The one call into the library's link entry point.
+///
+/// `linker_core::link` is being written on the main branch; until it is merged
+/// here this reports that linking is unavailable. When it lands, replace the body
+/// with `linker_core::link(options)`.
+fn run_link(options: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
+    let _ = options;
+    Err(LinkFailure::from(linker_core::Error::new(
+        linker_core::ErrorKind::Unsupported,
+        "linking is not available in this build (linker_core::link is not wired yet)",
+    )))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn link(cmd: LinkCommand) -> ExitCode {
+    let _span = tracing::info_span!("link").entered();
+    let Some(output) = cmd.output.clone() else {
+        eprintln!("culink: fatal: Must specify output file with -o option");
+        return ExitCode::from(1);
+    };
+    for input in &cmd.options.inputs {
+        if let linker_core::InputSource::File(p) = input {
+            if same_file(p, &output) {
+                eprintln!(
+                    "culink: fatal: Output file '{}' is also an input file",
+                    output.display()
+                );
+                return ExitCode::from(1);
+            }
+        }
+    }
+    tracing::debug!(driver = ?cmd.driver, "driver options (not used yet)");
+    let print_diags = |diags: &[linker_core::Diagnostic]| {
+        for d in diags {
+            let sev = match d.severity {
+                Severity::Info => "info",
+                Severity::Warning => "warning",
+                Severity::Error => "error",
+            };
+            if d.severity == Severity::Warning && cmd.options.no_warnings {
+                continue;
+            }
+            if d.severity == Severity::Info && !cmd.options.verbose {
+                continue;
+            }
+            eprintln!("culink: {sev}: {}", d.error);
+        }
+    };
+    match run_link(&cmd.options) {
+        Ok(out) => {
+            print_diags(&out.diagnostics);
+            if let Err(e) = output::write_atomically(&output, &out.cubin) {
+                eprintln!("culink: fatal: {}: {e}", output.display());
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            print_diags(&failure.diagnostics);
+            if failure.errors().next().is_none() {
+                eprintln!("culink: fatal: link failed");
+            }
+            ExitCode::from(1)
+        }
+    }
 }

@@ -17,10 +17,13 @@
 pub mod arch;
 pub mod config;
 pub mod cubin;
+pub mod diff;
+pub mod dump;
 pub mod elf;
 pub mod error;
 pub mod link;
 pub mod reloc;
+mod view;
 
 pub use arch::SmArch;
 pub use config::{Diagnostic, InputSource, LinkFailure, LinkOptions, LinkOutput, Severity};

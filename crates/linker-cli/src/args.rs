@@ -1,0 +1,522 @@
+//! The command line: `culink dump`, `culink diff` and the nvlink-compatible link
+//! command line (including the options `nvcc -dlink` passes).
+//!
+//! Spellings accepted for every option with a value: `-arch=sm_90`, `-arch sm_90`,
+//! `--arch=sm_90`, `--arch sm_90`; the one-letter options `-o`, `-L`, `-l` also
+//! glued (`-oout.cubin`, `-L/dir`, `-lcudadevrt`). Response files (`@file`,
+//! `--options-file F`, `-optf F`) hold whitespace-separated arguments; single
+//! and double quotes group words and a backslash escapes the next character.
+
+use linker_core::{InputSource, LinkOptions, SmArch};
+use std::fmt;
+use std::path::PathBuf;
+
+/// A command-line problem: the message and whether nvlink treats it as fatal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError {
+    /// `fatal` (nvlink's "fatal" class) or `error`.
+    pub fatal: bool,
+    /// The message, without the `culink: fatal: ` prefix.
+    pub message: String,
+}
+
+impl UsageError {
+    fn fatal(message: impl Into<String>) -> Self {
+        UsageError {
+            fatal: true,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = if self.fatal { "fatal" } else { "error" };
+        write!(f, "culink: {sev}: {}", self.message)
+    }
+}
+
+/// The options `nvcc -dlink` passes to nvlink, kept for the link driver
+/// (host objects, archives and the register-link file are later work).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverOptions {
+    /// `-m64` (`-m 64`): 64-bit host (the only kind supported).
+    pub machine: Option<String>,
+    /// `--register-link-binaries=F`: where to write the `DEFINE_REGISTER_FUNC` file.
+    pub register_link_binaries: Option<PathBuf>,
+    /// `-L DIR` / `-LDIR` / `--library-path DIR`, in order.
+    pub library_paths: Vec<String>,
+    /// `-l NAME` / `-lNAME` / `--library NAME`, in order.
+    pub libraries: Vec<String>,
+    /// `-cpu-arch=X86_64`.
+    pub cpu_arch: Option<String>,
+    /// `--host-ccbin gcc`.
+    pub host_ccbin: Option<String>,
+}
+
+/// A parsed link command line.
+#[derive(Debug, Clone, Default)]
+pub struct LinkCommand {
+    /// The options for `linker_core::link`.
+    pub options: LinkOptions,
+    /// `-o` / `--output-file`.
+    pub output: Option<PathBuf>,
+    /// The `nvcc -dlink` driver options.
+    pub driver: DriverOptions,
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// `culink dump FILE`.
+    Dump(PathBuf),
+    /// `culink diff [--phdrs] OURS REF`.
+    Diff {
+        /// Our output.
+        ours: PathBuf,
+        /// The reference (nvlink's output).
+        reference: PathBuf,
+        /// Also check OURS's program headers against the layout rule.
+        phdrs: bool,
+    },
+    /// A link.
+    Link(Box<LinkCommand>),
+    /// `--help`.
+    Help,
+    /// `--version`.
+    Version,
+}
+
+/// The usage text printed by `--help`.
+pub const USAGE: &str = "\
+Usage:
+  culink -arch=sm_XX [options] INPUT... -o OUTPUT   link device objects (nvlink compatible)
+  culink dump FILE                                  print a readable dump of a cubin
+  culink diff [--phdrs] OURS REFERENCE              semantic comparison of two cubins
+                                                    (exit 0 equivalent, 1 different, 2 unreadable)
+
+Link options:
+  -arch, --arch sm_XX          target architecture (required)
+  -o, --output-file FILE       output cubin (required)
+  -v, --verbose                print phase timings and statistics
+  -w, --disable-warnings       suppress warnings
+  -Werror                      treat warnings as errors
+  @FILE, --options-file FILE   read more arguments from FILE
+  -m64, --register-link-binaries=F, -L DIR, -l NAME, -cpu-arch=X, --host-ccbin C
+                               accepted as nvcc -dlink passes them
+  --version, --help
+Environment: CULINK_LOG=<filter> enables tracing output (e.g. CULINK_LOG=debug).
+";
+
+/// Splits the contents of a response file into arguments.
+pub fn split_response_file(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+                in_word = true;
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '"') | (None, '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("unterminated quote".into());
+    }
+    if in_word {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Expands `@file`, `--options-file F` and `-optf F` (recursively, at most 16 deep).
+pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageError> {
+    fn go(args: Vec<String>, depth: usize, out: &mut Vec<String>) -> Result<(), UsageError> {
+        let mut it = args.into_iter();
+        while let Some(a) = it.next() {
+            let file = if let Some(f) = a.strip_prefix('@') {
+                Some(f.to_string())
+            } else if let Some(f) = ["--options-file", "-options-file", "-optf", "--optf"]
+                .iter()
+                .find_map(|p| a.strip_prefix(p).and_then(|r| r.strip_prefix('=')))
+            {
+                Some(f.to_string())
+            } else if ["--options-file", "-options-file", "-optf", "--optf"].contains(&a.as_str()) {
+                Some(it.next().ok_or_else(|| {
+                    UsageError::fatal(format!("Option '{a}' requires a file name"))
+                })?)
+            } else {
+                None
+            };
+            match file {
+                None => out.push(a),
+                Some(f) => {
+                    if depth >= 16 {
+                        return Err(UsageError::fatal(format!(
+                            "Options file '{f}' nested too deeply"
+                        )));
+                    }
+                    let text = std::fs::read_to_string(&f).map_err(|e| {
+                        UsageError::fatal(format!("Could not open options file '{f}': {e}"))
+                    })?;
+                    let inner = split_response_file(&text)
+                        .map_err(|e| UsageError::fatal(format!("Options file '{f}': {e}")))?;
+                    go(inner, depth + 1, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    go(args, 0, &mut out)?;
+    Ok(out)
+}
+
+/// Options that take a value: (canonical name, spellings without leading dashes).
+const VALUE_OPTS: &[(&str, &[&str])] = &[
+    ("arch", &["arch", "gpu-architecture"]),
+    ("o", &["o", "output-file"]),
+    ("L", &["L", "library-path"]),
+    ("l", &["l", "library"]),
+    ("m", &["m", "machine"]),
+    ("register-link-binaries", &["register-link-binaries"]),
+    ("cpu-arch", &["cpu-arch"]),
+    ("host-ccbin", &["host-ccbin"]),
+];
+
+/// Flag options: (canonical name, spellings without leading dashes).
+const FLAG_OPTS: &[(&str, &[&str])] = &[
+    ("v", &["v", "verbose"]),
+    ("w", &["w", "disable-warnings"]),
+    ("Werror", &["Werror", "warning-as-error"]),
+    ("version", &["version", "V"]),
+    ("help", &["help", "h"]),
+    ("m64", &["m64"]),
+];
+
+/// Parses the arguments after the program name (response files not yet expanded).
+pub fn parse(args: Vec<String>) -> Result<Command, UsageError> {
+    match args.first().map(String::as_str) {
+        Some("dump") => return parse_dump(&args[1..]),
+        Some("diff") => return parse_diff(&args[1..]),
+        _ => {}
+    }
+    let args = expand_response_files(args)?;
+    parse_link(args)
+}
+
+fn parse_dump(args: &[String]) -> Result<Command, UsageError> {
+    match args {
+        [f] if !f.starts_with('-') || f == "-" => Ok(Command::Dump(PathBuf::from(f))),
+        [h] if h == "--help" || h == "-h" => Ok(Command::Help),
+        _ => Err(UsageError::fatal("usage: culink dump FILE")),
+    }
+}
+
+fn parse_diff(args: &[String]) -> Result<Command, UsageError> {
+    let mut phdrs = false;
+    let mut files = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "--phdrs" | "-phdrs" => phdrs = true,
+            "--help" | "-h" => return Ok(Command::Help),
+            s if s.starts_with('-') && s.len() > 1 => {
+                return Err(UsageError::fatal(format!("Unknown option '{s}' for diff")))
+            }
+            s => files.push(PathBuf::from(s)),
+        }
+    }
+    match <[PathBuf; 2]>::try_from(files) {
+        Ok([ours, reference]) => Ok(Command::Diff {
+            ours,
+            reference,
+            phdrs,
+        }),
+        Err(_) => Err(UsageError::fatal(
+            "usage: culink diff [--phdrs] OURS REFERENCE",
+        )),
+    }
+}
+
+fn lookup(
+    table: &'static [(&'static str, &'static [&'static str])],
+    name: &str,
+) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|(_, spellings)| spellings.contains(&name))
+        .map(|(c, _)| *c)
+}
+
+fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
+    let mut cmd = LinkCommand::default();
+    let mut arch_text: Option<String> = None;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a == "-" || !a.starts_with('-') {
+            cmd.options
+                .inputs
+                .push(InputSource::File(PathBuf::from(&a)));
+            continue;
+        }
+        let body = a.strip_prefix("--").unwrap_or(&a[1..]);
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        if let Some(flag) = lookup(FLAG_OPTS, name) {
+            if inline.is_some() {
+                return Err(UsageError::fatal(format!("Option '{name}' takes no value")));
+            }
+            match flag {
+                "v" => cmd.options.verbose = true,
+                "w" => cmd.options.no_warnings = true,
+                "Werror" => cmd.options.warnings_as_errors = true,
+                "version" => return Ok(Command::Version),
+                "help" => return Ok(Command::Help),
+                _ => cmd.driver.machine = Some("64".into()),
+            }
+            continue;
+        }
+        let (canon, value) = if let Some(canon) = lookup(VALUE_OPTS, name) {
+            let v = match inline {
+                Some(v) => v,
+                None => it
+                    .next()
+                    .ok_or_else(|| UsageError::fatal(format!("Option '{a}' requires a value")))?,
+            };
+            (canon, v)
+        } else if let Some((canon, glued)) = glued_short(&a) {
+            (canon, glued)
+        } else {
+            return Err(UsageError::fatal(format!(
+                "Unknown option '{a}'; use option --help for more information"
+            )));
+        };
+        match canon {
+            "arch" => arch_text = Some(value),
+            "o" => cmd.output = Some(PathBuf::from(value)),
+            "L" => cmd.driver.library_paths.push(value),
+            "l" => cmd.driver.libraries.push(value),
+            "m" => {
+                if value != "64" {
+                    return Err(UsageError::fatal(format!(
+                        "Unsupported machine '{value}': only -m64 is supported"
+                    )));
+                }
+                cmd.driver.machine = Some(value);
+            }
+            "register-link-binaries" => cmd.driver.register_link_binaries = Some(value.into()),
+            "cpu-arch" => cmd.driver.cpu_arch = Some(value),
+            _ => cmd.driver.host_ccbin = Some(value),
+        }
+    }
+    // nvlink's usage checks, in its order.
+    if cmd.options.inputs.is_empty() {
+        return Err(UsageError::fatal(
+            "No input files specified; use option --help for more information",
+        ));
+    }
+    if cmd.output.is_none() {
+        return Err(UsageError::fatal("Must specify output file with -o option"));
+    }
+    let arch = match &arch_text {
+        None => return Err(UsageError::fatal("Unknown arch name '(null)'")),
+        Some(t) => {
+            SmArch::parse(t).map_err(|_| UsageError::fatal(format!("Unknown arch name '{t}'")))?
+        }
+    };
+    cmd.options.arch = Some(arch);
+    cmd.options.recorded_args = Some(recorded_args(arch, &cmd.driver));
+    Ok(Command::Link(Box::new(cmd)))
+}
+
+/// `-oFILE`, `-LDIR`, `-lNAME` (single dash, value glued on).
+fn glued_short(a: &str) -> Option<(&'static str, String)> {
+    let rest = a.strip_prefix('-')?;
+    if rest.starts_with('-') {
+        return None;
+    }
+    for (c, canon) in [('o', "o"), ('L', "L"), ('l', "l")] {
+        if let Some(v) = rest.strip_prefix(c) {
+            if !v.is_empty() {
+                return Some((canon, v.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// The normalised option string nvlink records in its tkinfo note:
+/// `-arch sm_90 ` and, with nvcc's options, `-arch sm_90 -m 64 -l cudadevrt -L . -cpu-arch X86_64 `.
+pub fn recorded_args(arch: SmArch, d: &DriverOptions) -> String {
+    let mut s = format!("-arch {arch} ");
+    if let Some(m) = &d.machine {
+        s.push_str(&format!("-m {m} "));
+    }
+    if !d.libraries.is_empty() {
+        s.push_str(&format!("-l {} ", d.libraries.join(",")));
+    }
+    if !d.library_paths.is_empty() {
+        s.push_str(&format!("-L {} ", d.library_paths.join(",")));
+    }
+    if let Some(c) = &d.cpu_arch {
+        s.push_str(&format!("-cpu-arch {c} "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn link(s: &[&str]) -> LinkCommand {
+        match parse(v(s)) {
+            Ok(Command::Link(c)) => *c,
+            other => panic!("{s:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn arch_spellings() {
+        for args in [
+            &["-arch=sm_90", "a.o", "-o", "x"][..],
+            &["-arch", "sm_90", "a.o", "-o", "x"],
+            &["--arch=sm_90", "a.o", "-ox"],
+            &["--arch", "sm_90", "a.o", "--output-file", "x"],
+            &["--arch", "sm_90", "a.o", "--output-file=x"],
+        ] {
+            let c = link(args);
+            assert_eq!(c.options.arch, Some(SmArch::new(90)), "{args:?}");
+            assert_eq!(c.output, Some(PathBuf::from("x")));
+            assert_eq!(c.options.recorded_args.as_deref(), Some("-arch sm_90 "));
+            assert_eq!(c.options.inputs.len(), 1);
+        }
+    }
+
+    #[test]
+    fn nvcc_dlink_line() {
+        let c = link(&[
+            "-m64",
+            "--arch=sm_90",
+            "--register-link-binaries=r.reg.c",
+            "-L/cuda/lib64/stubs",
+            "-L",
+            "/cuda/lib64",
+            "-cpu-arch=X86_64",
+            "x.o",
+            "y.o",
+            "-lcudadevrt",
+            "-o",
+            "out.cubin",
+            "--host-ccbin",
+            "gcc",
+            "-v",
+            "-w",
+            "-Werror",
+        ]);
+        let d = &c.driver;
+        assert_eq!(d.machine.as_deref(), Some("64"));
+        assert_eq!(d.register_link_binaries, Some(PathBuf::from("r.reg.c")));
+        assert_eq!(d.library_paths, v(&["/cuda/lib64/stubs", "/cuda/lib64"]));
+        assert_eq!(d.libraries, v(&["cudadevrt"]));
+        assert_eq!(d.cpu_arch.as_deref(), Some("X86_64"));
+        assert_eq!(d.host_ccbin.as_deref(), Some("gcc"));
+        assert!(c.options.verbose && c.options.no_warnings && c.options.warnings_as_errors);
+        assert_eq!(c.options.inputs.len(), 2);
+        assert_eq!(
+            c.options.recorded_args.as_deref(),
+            Some(
+                "-arch sm_90 -m 64 -l cudadevrt -L /cuda/lib64/stubs,/cuda/lib64 -cpu-arch X86_64 "
+            )
+        );
+    }
+
+    #[test]
+    fn usage_errors() {
+        let e = |s: &[&str]| parse(v(s)).unwrap_err().to_string();
+        assert_eq!(
+            e(&["-arch=sm_90", "-o", "x"]),
+            "culink: fatal: No input files specified; use option --help for more information"
+        );
+        assert_eq!(
+            e(&["-arch=sm_90", "a.o"]),
+            "culink: fatal: Must specify output file with -o option"
+        );
+        assert_eq!(
+            e(&["a.o", "-o", "x"]),
+            "culink: fatal: Unknown arch name '(null)'"
+        );
+        assert_eq!(
+            e(&["-arch=bogus", "a.o", "-o", "x"]),
+            "culink: fatal: Unknown arch name 'bogus'"
+        );
+        assert!(e(&["-arch"]).contains("requires a value"));
+        assert!(e(&["--frobnicate", "a.o"]).contains("Unknown option"));
+        assert!(e(&["@/nonexistent/culink.rsp"]).contains("Could not open options file"));
+    }
+
+    #[test]
+    fn response_files() {
+        assert_eq!(
+            split_response_file("-arch sm_90 'a b.o'  \"c\\\"d.o\"\n-o\tx").unwrap(),
+            v(&["-arch", "sm_90", "a b.o", "c\"d.o", "-o", "x"])
+        );
+        assert!(split_response_file("'open").is_err());
+        let dir = std::env::temp_dir().join(format!("culink-rsp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let inner = dir.join("inner.rsp");
+        std::fs::write(&inner, "-o out.cubin").unwrap();
+        let outer = dir.join("outer.rsp");
+        std::fs::write(
+            &outer,
+            format!("-arch=sm_80 \"x y.o\" @{}", inner.display()),
+        )
+        .unwrap();
+        let c = link(&[&format!("@{}", outer.display())]);
+        assert_eq!(c.options.arch, Some(SmArch::new(80)));
+        assert_eq!(c.output, Some(PathBuf::from("out.cubin")));
+        assert_eq!(c.options.inputs[0].display_name(), "x y.o");
+        let c = link(&["--options-file", &outer.display().to_string()]);
+        assert_eq!(c.output, Some(PathBuf::from("out.cubin")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn subcommands() {
+        assert!(matches!(parse(v(&["dump", "a"])), Ok(Command::Dump(_))));
+        assert!(matches!(
+            parse(v(&["diff", "--phdrs", "a", "b"])),
+            Ok(Command::Diff { phdrs: true, .. })
+        ));
+        assert!(parse(v(&["diff", "a"])).is_err());
+        assert!(parse(v(&["dump"])).is_err());
+        assert!(matches!(parse(v(&["--version"])), Ok(Command::Version)));
+        assert!(matches!(parse(v(&["-h"])), Ok(Command::Help)));
+    }
+}

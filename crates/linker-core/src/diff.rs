@@ -1,0 +1,1092 @@
+//! Semantic equivalence of two cubins: does `ours` mean to the CUDA driver what
+//! `reference` (nvlink's output) means?
+//!
+//! The rules are written down in `docs/equivalence.md`. In short: header fields,
+//! every non-string section by name (type, flags, alignment, size, entsize,
+//! contents; `sh_link`/`sh_info` by the *name* they refer to), symbols,
+//! relocations, EIATTR records, call graph and prototypes as multisets with
+//! symbol indices resolved to names, and `.note.nv.tkinfo` without its first
+//! (linker's own) note. Section order, file offsets, symbol order and program
+//! headers are not compared; [`check_program_headers`] checks the latter
+//! against the layout rule instead.
+
+use crate::cubin::{Cubin, Section};
+use crate::dump::{graph_items, info_is_text_symbol, render_attr_value, symbol_display_name};
+use crate::elf::*;
+use crate::view;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What part of the file a [`Difference`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DiffKind {
+    /// An ELF header field.
+    Header,
+    /// A section present on one side only.
+    Section,
+    /// A section header field (type, flags, alignment, size, entsize, link, info).
+    SectionHeader,
+    /// Section contents other than text.
+    Contents,
+    /// Instruction bytes of a `.text.*` section.
+    Text,
+    /// A symbol.
+    Symbol,
+    /// A relocation.
+    Relocation,
+    /// An EIATTR (`.nv.info*`) or EICOMPAT (`.nv.compat`) record.
+    Attribute,
+    /// A `.nv.callgraph` or `.nv.prototype` entry.
+    CallGraph,
+    /// A note of `.note.nv.*`.
+    Note,
+    /// The program header rule ([`check_program_headers`]).
+    ProgramHeader,
+}
+
+/// One difference, described in linker terms.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Difference {
+    /// What it is about.
+    pub kind: DiffKind,
+    /// The description, e.g. "text of function `kern_a` (.text.kern_a) differs at instruction offset 0x40".
+    pub message: String,
+}
+
+impl Difference {
+    fn new(kind: DiffKind, message: impl Into<String>) -> Self {
+        Difference {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Whether `ours` and `reference` are equivalent ([`diff`] finds nothing).
+pub fn equivalent(ours: &Cubin<'_>, reference: &Cubin<'_>) -> bool {
+    diff(ours, reference).is_empty()
+}
+
+/// Every difference between `ours` and `reference`, in a deterministic order.
+pub fn diff(ours: &Cubin<'_>, reference: &Cubin<'_>) -> Vec<Difference> {
+    let _span = tracing::debug_span!("diff").entered();
+    let mut out = Vec::new();
+    diff_header(ours, reference, &mut out);
+    let (o, r) = (Side::new(ours), Side::new(reference));
+    diff_sections(&o, &r, &mut out);
+    diff_symbols(&o, &r, &mut out);
+    diff_relocs(&o, &r, &mut out);
+    out
+}
+
+fn field<T: PartialEq + fmt::LowerHex>(
+    out: &mut Vec<Difference>,
+    kind: DiffKind,
+    what: &str,
+    o: T,
+    r: T,
+) {
+    if o != r {
+        out.push(Difference::new(
+            kind,
+            format!("{what}: ours {o:#x}, reference {r:#x}"),
+        ));
+    }
+}
+
+fn diff_header(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
+    let (a, b) = (&o.header, &r.header);
+    let k = DiffKind::Header;
+    field(out, k, "ELF header e_type", a.e_type, b.e_type);
+    field(out, k, "ELF header e_machine", a.e_machine, b.e_machine);
+    field(out, k, "ELF header EI_CLASS", a.ident[4], b.ident[4]);
+    field(out, k, "ELF header EI_DATA", a.ident[5], b.ident[5]);
+    field(out, k, "ELF header EI_OSABI", a.osabi(), b.osabi());
+    field(
+        out,
+        k,
+        "ELF header EI_ABIVERSION",
+        a.abi_version(),
+        b.abi_version(),
+    );
+    if a.e_flags != b.e_flags {
+        out.push(Difference::new(
+            k,
+            format!(
+                "ELF header e_flags: ours {:#010x} ({}), reference {:#010x} ({})",
+                a.e_flags,
+                a.arch(),
+                b.e_flags,
+                b.arch()
+            ),
+        ));
+    }
+    field(out, k, "ELF header e_version", a.e_version, b.e_version);
+    field(out, k, "ELF header e_entry", a.e_entry, b.e_entry);
+}
+
+/// A cubin with the names diff uses for its symbols: the symbol's name, or, when
+/// several defined symbols share it (two local functions `helper` from different
+/// objects), the name qualified so that the copies can be told apart:
+/// `helper#[.text.kern1]` by the sections whose relocations refer to it (debug
+/// sections aside) when that set is unique among the copies, else
+/// `helper#<hash>` by a hash of its defining section's contents, value and size.
+/// A section symbol of a duplicated section takes the qualifier of the function
+/// defined at offset 0 of that section. So a relocation or attribute that names
+/// the wrong `helper` is still caught, and a changed instruction inside one copy
+/// does not rename it.
+struct Side<'a, 'd> {
+    c: &'a Cubin<'d>,
+    ids: Vec<String>,
+}
+
+fn content_hash(c: &Cubin<'_>, sym: &crate::cubin::Symbol<'_>) -> u32 {
+    // FNV-1a over the defining section's bytes, the value and the size.
+    let mut h: u32 = 0x811c_9dc5;
+    let data = c.symbol_section(sym).map(|s| s.data).unwrap_or(&[]);
+    for b in data
+        .iter()
+        .copied()
+        .chain(sym.value.to_le_bytes())
+        .chain(sym.size.to_le_bytes())
+    {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+impl<'a, 'd> Side<'a, 'd> {
+    fn new(c: &'a Cubin<'d>) -> Self {
+        let n = c.symbols.len();
+        let names: Vec<String> = (0..n as u32).map(|i| symbol_display_name(c, i)).collect();
+        let mut groups: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        for s in c
+            .symbols
+            .iter()
+            .filter(|s| s.index != 0 && !s.is_undefined())
+        {
+            groups
+                .entry(names[s.index as usize].as_str())
+                .or_default()
+                .push(s.index);
+        }
+        let mut ids = names.clone();
+        let dups: Vec<&Vec<u32>> = groups.values().filter(|g| g.len() > 1).collect();
+        if dups.is_empty() {
+            return Side { c, ids };
+        }
+        // Which sections' relocations refer to each symbol.
+        let mut referrers: Vec<std::collections::BTreeSet<String>> = vec![Default::default(); n];
+        for rs in c.sections.iter().filter(|s| s.is_reloc()) {
+            let target = c.section_name(rs.info);
+            if target.starts_with(".debug") {
+                continue;
+            }
+            for r in c.relocs(rs) {
+                if let Some(set) = referrers.get_mut(r.sym as usize) {
+                    set.insert(target.clone());
+                }
+            }
+        }
+        let mut section_syms = Vec::new();
+        for g in &dups {
+            for &i in g.iter() {
+                let sym = &c.symbols[i as usize];
+                if sym.ty() == STT_SECTION {
+                    section_syms.push(i);
+                    continue;
+                }
+                let refs = &referrers[i as usize];
+                let unique = !refs.is_empty()
+                    && g.iter()
+                        .filter(|&&j| &referrers[j as usize] == refs)
+                        .count()
+                        == 1;
+                ids[i as usize] = if unique {
+                    let list: Vec<&str> = refs.iter().map(String::as_str).collect();
+                    format!("{}#[{}]", names[i as usize], list.join(","))
+                } else {
+                    format!("{}#{:08x}", names[i as usize], content_hash(c, sym))
+                };
+            }
+        }
+        for i in section_syms {
+            let sym = &c.symbols[i as usize];
+            let func = c.symbols.iter().find(|f| {
+                f.ty() == STT_FUNC && f.shndx == sym.shndx && f.value == 0 && f.index != i
+            });
+            ids[i as usize] = match func {
+                Some(f) if ids[f.index as usize] != names[f.index as usize] => {
+                    let q = &ids[f.index as usize][names[f.index as usize].len()..];
+                    format!("{}{q}", names[i as usize])
+                }
+                _ => format!("{}#{:08x}", names[i as usize], content_hash(c, sym)),
+            };
+        }
+        Side { c, ids }
+    }
+}
+
+impl<'d> std::ops::Deref for Side<'_, 'd> {
+    type Target = Cubin<'d>;
+    fn deref(&self) -> &Cubin<'d> {
+        self.c
+    }
+}
+
+/// The diff name of symbol `index` (see [`Side`]).
+fn sym_id(c: &Side<'_, '_>, index: u32) -> String {
+    match c.ids.get(index as usize) {
+        Some(n) if index != 0 => n.clone(),
+        _ => symbol_display_name(c, index),
+    }
+}
+
+/// Sections whose contents are compared elsewhere (or not at all).
+fn compared_section(s: &Section<'_>) -> bool {
+    s.index != 0
+        && s.sh_type != SHT_SYMTAB
+        && !s.is_reloc()
+        && !(s.sh_type == SHT_STRTAB && (s.name == ".shstrtab" || s.name == ".strtab"))
+}
+
+fn by_name<'c, 'd>(c: &'c Cubin<'d>) -> BTreeMap<&'d str, Vec<&'c Section<'d>>> {
+    let mut m: BTreeMap<&'d str, Vec<&'c Section<'d>>> = BTreeMap::new();
+    for s in c.sections.iter().filter(|s| compared_section(s)) {
+        m.entry(s.name).or_default().push(s);
+    }
+    m
+}
+
+fn diff_sections(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
+    let ours = by_name(o);
+    let refs = by_name(r);
+    let mut names: Vec<&str> = ours.keys().chain(refs.keys()).copied().collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let a = ours.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let b = refs.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        // Match duplicates as a multiset: pair each of ours with an identical reference
+        // section first, then pair the rest in order and report their differences.
+        let mut used = vec![false; b.len()];
+        let mut unmatched = Vec::new();
+        for sa in a {
+            let hit =
+                (0..b.len()).find(|&j| !used[j] && compare_section(o, sa, r, b[j]).is_empty());
+            match hit {
+                Some(j) => used[j] = true,
+                None => unmatched.push(*sa),
+            }
+        }
+        let mut rest_b = (0..b.len()).filter(|&j| !used[j]).map(|j| b[j]);
+        for sa in unmatched {
+            match rest_b.next() {
+                Some(sb) => out.extend(compare_section(o, sa, r, sb)),
+                None => out.push(Difference::new(
+                    DiffKind::Section,
+                    format!(
+                        "extra section {name} ({}, {:#x} bytes) in ours",
+                        section_type_name(sa.sh_type),
+                        sa.size
+                    ),
+                )),
+            }
+        }
+        for sb in rest_b {
+            out.push(Difference::new(
+                DiffKind::Section,
+                format!(
+                    "missing section {name} ({}, {:#x} bytes): present in the reference only",
+                    section_type_name(sb.sh_type),
+                    sb.size
+                ),
+            ));
+        }
+    }
+}
+
+/// `sh_link` as the name of the linked section (`0` for none).
+fn link_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
+    if s.link == 0 {
+        "0".into()
+    } else {
+        c.section_name(s.link)
+    }
+}
+
+/// `sh_info` by meaning: a symbol name (text), a section name (`SHF_INFO_LINK`), or the number.
+fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
+    match info_is_text_symbol(c, s) {
+        Some(true) => format!(
+            "symbol {} with register count {}",
+            sym_id(c, s.info & 0x00ff_ffff),
+            s.info >> 24
+        ),
+        Some(false) => format!("symbol {}", sym_id(c, s.info)),
+        None if s.flags & SHF_INFO_LINK != 0 && s.info != 0 && s.sh_type != SHT_NOTE => {
+            format!("section {}", c.section_name(s.info))
+        }
+        None => format!("{:#x}", s.info),
+    }
+}
+
+/// "function `f` (.text.f)" for text, the section name otherwise.
+fn describe(c: &Side<'_, '_>, s: &Section<'_>) -> String {
+    match info_is_text_symbol(c, s) {
+        Some(regs) => {
+            let idx = if regs { s.info & 0x00ff_ffff } else { s.info };
+            format!("function `{}` ({})", sym_id(c, idx), s.name)
+        }
+        None => s.name.to_string(),
+    }
+}
+
+fn is_tkinfo(s: &Section<'_>) -> bool {
+    s.sh_type == SHT_NOTE && (s.name == ".note.nv.tkinfo" || s.flags & SHF_CUDA_NOTE_TKINFO != 0)
+}
+
+fn compare_section(
+    oc: &Side<'_, '_>,
+    a: &Section<'_>,
+    rc: &Side<'_, '_>,
+    b: &Section<'_>,
+) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let what = describe(oc, a);
+    let k = DiffKind::SectionHeader;
+    if a.sh_type != b.sh_type {
+        out.push(Difference::new(
+            k,
+            format!(
+                "section {}: type ours {}, reference {}",
+                a.name,
+                section_type_name(a.sh_type),
+                section_type_name(b.sh_type)
+            ),
+        ));
+    }
+    field(
+        &mut out,
+        k,
+        &format!("section {} sh_flags", a.name),
+        a.flags,
+        b.flags,
+    );
+    field(
+        &mut out,
+        k,
+        &format!("section {} sh_addralign", a.name),
+        a.addralign,
+        b.addralign,
+    );
+    field(
+        &mut out,
+        k,
+        &format!("section {} sh_entsize", a.name),
+        a.entsize,
+        b.entsize,
+    );
+    if !is_tkinfo(a) {
+        field(
+            &mut out,
+            k,
+            &format!("section {} size", a.name),
+            a.size,
+            b.size,
+        );
+    }
+    let (la, lb) = (link_meaning(oc, a), link_meaning(rc, b));
+    if la != lb {
+        out.push(Difference::new(
+            k,
+            format!("section {} sh_link: ours {la}, reference {lb}", a.name),
+        ));
+    }
+    let (ia, ib) = (info_meaning(oc, a), info_meaning(rc, b));
+    if ia != ib {
+        out.push(Difference::new(
+            k,
+            format!("section {} sh_info: ours {ia}, reference {ib}", a.name),
+        ));
+    }
+    if a.is_nobits() || b.is_nobits() {
+        return out;
+    }
+    match a.sh_type {
+        SHT_CUDA_INFO | SHT_CUDA_COMPAT if a.sh_type == b.sh_type => {
+            diff_attrs(oc, a, rc, b, &mut out)
+        }
+        SHT_CUDA_CALLGRAPH | SHT_CUDA_PROTOTYPE if a.sh_type == b.sh_type => {
+            diff_callgraph(oc, a, rc, b, &mut out)
+        }
+        SHT_NOTE if is_tkinfo(a) && b.sh_type == SHT_NOTE => diff_tkinfo(a, b, &mut out),
+        _ if a.flags & SHF_EXECINSTR != 0 => diff_text(&what, a.data, b.data, &mut out),
+        _ => diff_bytes(&what, a.data, b.data, &mut out),
+    }
+    out
+}
+
+fn diff_text(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
+    let n = a.len().min(b.len());
+    let mut offs: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let end = (i + 16).min(n);
+        if a[i..end] != b[i..end] {
+            offs.push(i);
+        }
+        i = end;
+    }
+    const SHOWN: usize = 8;
+    for &off in offs.iter().take(SHOWN) {
+        let end = (off + 16).min(n);
+        out.push(Difference::new(
+            DiffKind::Text,
+            format!(
+                "text of {what} differs at instruction offset {off:#x}: ours {}, reference {}",
+                view::hex(&a[off..end]),
+                view::hex(&b[off..end])
+            ),
+        ));
+    }
+    if offs.len() > SHOWN {
+        out.push(Difference::new(
+            DiffKind::Text,
+            format!(
+                "text of {what}: {} more differing instructions",
+                offs.len() - SHOWN
+            ),
+        ));
+    }
+}
+
+fn diff_bytes(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
+    let n = a.len().min(b.len());
+    let differing: Vec<usize> = (0..n).filter(|&i| a[i] != b[i]).collect();
+    if let Some(&first) = differing.first() {
+        let end = (first + 8).min(n);
+        out.push(Difference::new(
+            DiffKind::Contents,
+            format!(
+                "contents of {what} differ at offset {first:#x} ({} bytes differ): ours {}, reference {}",
+                differing.len(),
+                view::hex(&a[first..end]),
+                view::hex(&b[first..end])
+            ),
+        ));
+    }
+}
+
+/// Splits the unmatched items of both sides into pairs that share a key (exactly
+/// one item per side has it: a changed item) and the rest. O(n log n).
+fn pair_unique<T, K: Ord>(
+    a: Vec<T>,
+    b: Vec<T>,
+    key: impl Fn(&T) -> K,
+) -> (Vec<(T, T)>, Vec<T>, Vec<T>) {
+    let mut count: BTreeMap<K, (usize, usize)> = BTreeMap::new();
+    for x in &a {
+        count.entry(key(x)).or_default().0 += 1;
+    }
+    for x in &b {
+        count.entry(key(x)).or_default().1 += 1;
+    }
+    let unique = |x: &T| count.get(&key(x)) == Some(&(1, 1));
+    let (pa, rest_a): (Vec<T>, Vec<T>) = a.into_iter().partition(|x| unique(x));
+    let (pb, rest_b): (Vec<T>, Vec<T>) = b.into_iter().partition(|x| unique(x));
+    let mut by_key: BTreeMap<K, T> = pb.into_iter().map(|x| (key(&x), x)).collect();
+    let pairs = pa
+        .into_iter()
+        .filter_map(|x| by_key.remove(&key(&x)).map(|y| (x, y)))
+        .collect();
+    (pairs, rest_a, rest_b)
+}
+
+/// Multiset difference: items of `a` not in `b` and items of `b` not in `a`, sorted.
+fn multiset_diff<T: Ord + Clone>(a: &[T], b: &[T]) -> (Vec<T>, Vec<T>) {
+    let mut m: BTreeMap<&T, i64> = BTreeMap::new();
+    for x in a {
+        *m.entry(x).or_default() += 1;
+    }
+    for x in b {
+        *m.entry(x).or_default() -= 1;
+    }
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    for (x, n) in m {
+        for _ in 0..n.max(0) {
+            only_a.push(x.clone());
+        }
+        for _ in 0..(-n).max(0) {
+            only_b.push(x.clone());
+        }
+    }
+    (only_a, only_b)
+}
+
+/// One attribute record by meaning: (name, subject symbol or "", rendered value).
+type AttrKey = (String, String, String);
+
+fn attr_keys(c: &Side<'_, '_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
+    let compat = s.sh_type == SHT_CUDA_COMPAT;
+    let sym = |i: u32| sym_id(c, i);
+    Ok(view::parse_attrs(s.data)?
+        .into_iter()
+        .map(|rec| {
+            let name = if compat {
+                view::eicompat_name(rec.attr)
+            } else {
+                view::eiattr_name(rec.attr)
+            };
+            let subject = match (rec.value, compat) {
+                (view::AttrValue::Bytes(b), false)
+                    if view::symbol_words(rec.attr, b.len()) == view::SymWords::First =>
+                {
+                    sym(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                }
+                _ => String::new(),
+            };
+            (
+                name,
+                subject,
+                render_attr_value(rec.attr, &rec.value, &sym, !compat),
+            )
+        })
+        .collect())
+}
+
+fn diff_attrs(
+    oc: &Side<'_, '_>,
+    a: &Section<'_>,
+    rc: &Side<'_, '_>,
+    b: &Section<'_>,
+    out: &mut Vec<Difference>,
+) {
+    let (ka, kb) = match (attr_keys(oc, a), attr_keys(rc, b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) => {
+            out.push(Difference::new(
+                DiffKind::Attribute,
+                format!("{}: ours is undecodable: {e}", a.name),
+            ));
+            return diff_bytes(a.name, a.data, b.data, out);
+        }
+        (_, Err(e)) => {
+            out.push(Difference::new(
+                DiffKind::Attribute,
+                format!("{}: reference is undecodable: {e}", a.name),
+            ));
+            return diff_bytes(a.name, a.data, b.data, out);
+        }
+    };
+    let owner = a.name.strip_prefix(".nv.info.").map(str::to_string);
+    let (only_a, only_b) = multiset_diff(&ka, &kb);
+    let of = |subject: &str| -> String {
+        if !subject.is_empty() {
+            format!(" of `{subject}`")
+        } else if let Some(o) = &owner {
+            format!(" of `{o}`")
+        } else {
+            String::new()
+        }
+    };
+    // Same attribute for the same subject on both sides: a changed value.
+    let (pairs, only_a, only_b) =
+        pair_unique(only_a, only_b, |x: &AttrKey| (x.0.clone(), x.1.clone()));
+    for ((n, s, va), (_, _, vb)) in pairs {
+        out.push(Difference::new(
+            DiffKind::Attribute,
+            format!(
+                "{}: attribute {n}{}: ours {va}, reference {vb}",
+                a.name,
+                of(&s)
+            ),
+        ));
+    }
+    for (n, s, v) in only_a {
+        out.push(Difference::new(
+            DiffKind::Attribute,
+            format!("{}: extra attribute {n}{} = {v} in ours", a.name, of(&s)),
+        ));
+    }
+    for (n, s, v) in only_b {
+        out.push(Difference::new(
+            DiffKind::Attribute,
+            format!(
+                "{}: missing attribute {n}{} = {v} (reference has it)",
+                a.name,
+                of(&s)
+            ),
+        ));
+    }
+}
+
+fn diff_callgraph(
+    oc: &Side<'_, '_>,
+    a: &Section<'_>,
+    rc: &Side<'_, '_>,
+    b: &Section<'_>,
+    out: &mut Vec<Difference>,
+) {
+    match (
+        graph_items(oc, a, &|i| sym_id(oc, i)),
+        graph_items(rc, b, &|i| sym_id(rc, i)),
+    ) {
+        (Ok(x), Ok(y)) => {
+            let (only_a, only_b) = multiset_diff(&x, &y);
+            for e in only_a {
+                out.push(Difference::new(
+                    DiffKind::CallGraph,
+                    format!("{}: extra entry {e} in ours", a.name),
+                ));
+            }
+            for e in only_b {
+                out.push(Difference::new(
+                    DiffKind::CallGraph,
+                    format!("{}: missing entry {e} (reference has it)", a.name),
+                ));
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            out.push(Difference::new(
+                DiffKind::CallGraph,
+                format!("{}: undecodable: {e}", a.name),
+            ));
+            diff_bytes(a.name, a.data, b.data, out);
+        }
+    }
+}
+
+fn diff_tkinfo(a: &Section<'_>, b: &Section<'_>, out: &mut Vec<Difference>) {
+    let notes = |s: &Section<'_>| -> Result<Vec<String>, String> {
+        Ok(view::parse_notes(s.data)?
+            .iter()
+            .skip(1)
+            .map(view::describe_note)
+            .collect())
+    };
+    match (notes(a), notes(b)) {
+        (Ok(x), Ok(y)) => {
+            let (only_a, only_b) = multiset_diff(&x, &y);
+            for n in only_a {
+                out.push(Difference::new(
+                    DiffKind::Note,
+                    format!("{}: extra input note in ours: {n}", a.name),
+                ));
+            }
+            for n in only_b {
+                out.push(Difference::new(
+                    DiffKind::Note,
+                    format!("{}: missing input note: {n}", a.name),
+                ));
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => out.push(Difference::new(
+            DiffKind::Note,
+            format!("{}: notes undecodable: {e}", a.name),
+        )),
+    }
+}
+
+type SymKey = (String, u8, u8, u8, u64, String, u64);
+
+fn sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
+    c.symbols
+        .iter()
+        .map(|s| {
+            let sec = match s.shndx {
+                SHN_UNDEF => "UND".to_string(),
+                SHN_ABS => "ABS".to_string(),
+                SHN_COMMON => "COMMON".to_string(),
+                n => c.section_name(u32::from(n)),
+            };
+            let name = if s.index == 0 {
+                String::new()
+            } else {
+                sym_id(c, s.index)
+            };
+            (name, s.bind(), s.ty(), s.other, s.size, sec, s.value)
+        })
+        .collect()
+}
+
+fn render_sym(k: &SymKey) -> String {
+    format!(
+        "`{}` ({} {} other {} size {:#x} in {} value {:#x})",
+        k.0,
+        symbol_bind_name(k.1),
+        symbol_type_name(k.2),
+        symbol_other_name(k.3),
+        k.4,
+        k.5,
+        k.6
+    )
+}
+
+fn diff_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
+    let (only_a, only_b) = multiset_diff(&sym_keys(o), &sym_keys(r));
+    let (pairs, only_a, only_b) = pair_unique(only_a, only_b, |k: &SymKey| k.0.clone());
+    for (a, b) in pairs {
+        let name = &a.0;
+        let mut parts = Vec::new();
+        if a.1 != b.1 {
+            parts.push(format!(
+                "binding ours {}, reference {}",
+                symbol_bind_name(a.1),
+                symbol_bind_name(b.1)
+            ));
+        }
+        if a.2 != b.2 {
+            parts.push(format!(
+                "type ours {}, reference {}",
+                symbol_type_name(a.2),
+                symbol_type_name(b.2)
+            ));
+        }
+        if a.3 != b.3 {
+            parts.push(format!(
+                "st_other ours {}, reference {}",
+                symbol_other_name(a.3),
+                symbol_other_name(b.3)
+            ));
+        }
+        if a.4 != b.4 {
+            parts.push(format!("size ours {:#x}, reference {:#x}", a.4, b.4));
+        }
+        if a.5 != b.5 {
+            parts.push(format!("section ours {}, reference {}", a.5, b.5));
+        }
+        if a.6 != b.6 {
+            parts.push(format!("value ours {:#x}, reference {:#x}", a.6, b.6));
+        }
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!("symbol `{name}`: {}", parts.join("; ")),
+        ));
+    }
+    for k in only_a {
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!("extra symbol {} in ours", render_sym(&k)),
+        ));
+    }
+    for k in only_b {
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!("missing symbol {} (reference has it)", render_sym(&k)),
+        ));
+    }
+}
+
+/// A relocation by meaning: (target section, offset, type, symbol, addend, is RELA).
+type RelKey = (String, u64, u32, String, i64, bool);
+
+fn rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
+    let mut v = Vec::new();
+    for s in c.sections.iter().filter(|s| s.is_reloc()) {
+        let target = c.section_name(s.info);
+        for r in c.relocs(s) {
+            v.push((
+                target.clone(),
+                r.offset,
+                r.rtype,
+                sym_id(c, r.sym),
+                r.addend,
+                r.is_rela,
+            ));
+        }
+    }
+    v
+}
+
+fn render_rel(k: &RelKey) -> String {
+    format!(
+        "{} at {}+{:#x} against `{}` addend {:+#x} ({})",
+        view::reloc_name(k.2),
+        k.0,
+        k.1,
+        k.3,
+        k.4,
+        if k.5 { "RELA" } else { "REL" }
+    )
+}
+
+fn diff_relocs(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
+    let (only_a, only_b) = multiset_diff(&rel_keys(o), &rel_keys(r));
+    let (pairs, only_a, only_b) = pair_unique(only_a, only_b, |k: &RelKey| (k.0.clone(), k.1));
+    for (a, b) in pairs {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!(
+                "relocation at {}+{:#x} differs: ours {}, reference {}",
+                a.0,
+                a.1,
+                render_rel(&a),
+                render_rel(&b)
+            ),
+        ));
+    }
+    for k in only_a {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!("extra relocation {} in ours", render_rel(&k)),
+        ));
+    }
+    for k in only_b {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!("missing relocation {} (reference has it)", render_rel(&k)),
+        ));
+    }
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a).saturating_mul(a)
+    }
+}
+
+/// File range `[start, end)` covered by `sections` (none: `None`).
+fn span<'a>(sections: impl Iterator<Item = &'a Section<'a>>) -> Option<(u64, u64)> {
+    sections.fold(None, |acc, s| {
+        let (st, en) = (s.offset, s.offset.saturating_add(s.size));
+        Some(match acc {
+            None => (st, en),
+            Some((a, b)) => (a.min(st), b.max(en)),
+        })
+    })
+}
+
+/// An expected segment: (p_type, p_flags, file range (offset, size) or `None` for
+/// the data segment, which has its own check, label).
+type Want = (u32, u32, Option<(u64, u64)>, &'static str);
+
+/// Checks `cubin`'s program headers against culink's layout rule (docs/equivalence.md):
+/// the six-segment scheme for sm_90 and later, the older nvlink layout for
+/// sm_75..sm_89. Returns one [`Difference`] per violation. `ET_REL` files must
+/// have no program headers.
+pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let ph = &cubin.program_headers;
+    let h = &cubin.header;
+    let bad = |out: &mut Vec<Difference>, m: String| {
+        out.push(Difference::new(DiffKind::ProgramHeader, m))
+    };
+    if h.e_type == ET_REL {
+        if !ph.is_empty() {
+            bad(
+                &mut out,
+                format!(
+                    "relocatable object has {} program headers, expected none",
+                    ph.len()
+                ),
+            );
+        }
+        return out;
+    }
+    let table = (h.e_phoff, (ph.len() * crate::cubin::PHDR_SIZE) as u64);
+    let alloc = |s: &&Section<'_>| s.index != 0 && s.flags & SHF_ALLOC != 0;
+    let secs: Vec<&Section<'_>> = cubin.sections.iter().filter(alloc).collect();
+    let text = span(
+        secs.iter()
+            .copied()
+            .filter(|s| s.flags & SHF_EXECINSTR != 0),
+    );
+    let const0 = span(
+        secs.iter()
+            .copied()
+            .filter(|s| s.name.starts_with(".nv.constant0")),
+    );
+    let module_consts =
+        span(secs.iter().copied().filter(|s| {
+            s.name.starts_with(".nv.constant") && !s.name.starts_with(".nv.constant0")
+        }));
+    let all_consts = span(
+        secs.iter()
+            .copied()
+            .filter(|s| s.name.starts_with(".nv.constant")),
+    );
+    let init = secs
+        .iter()
+        .copied()
+        .find(|s| s.name == ".nv.global.init" && !s.is_nobits());
+    let nobits: Vec<&Section<'_>> = secs.iter().copied().filter(|s| s.is_nobits()).collect();
+    // Expected RW segment: offset and filesz from .nv.global.init, memsz adds every
+    // NOBITS section in section order with its alignment.
+    let data_seg = if init.is_some() || !nobits.is_empty() {
+        let (off, filesz_min, filesz_max) = match init {
+            Some(s) => (Some(s.offset), s.size, align_up(s.size, s.addralign)),
+            None => (None, 0, 0),
+        };
+        let mut mem = filesz_max;
+        for s in &nobits {
+            mem = align_up(mem, s.addralign).saturating_add(s.size);
+        }
+        let mem_min = nobits
+            .iter()
+            .fold(filesz_min, |m, s| m.saturating_add(s.size));
+        Some((off, filesz_min, filesz_max, mem_min, mem))
+    } else {
+        None
+    };
+
+    // (p_type, p_flags, expected range (offset, filesz) or None for "not checked", label)
+    let mut want: Vec<Want> = Vec::new();
+    let six = cubin.arch().is_sm90_or_later();
+    if six {
+        want.push((
+            PT_PHDR,
+            PF_R,
+            Some(table),
+            "PT_PHDR over the program header table",
+        ));
+        want.push((
+            PT_LOAD,
+            PF_R,
+            Some(table),
+            "LOAD R over the program header table",
+        ));
+        if let Some((a, b)) = module_consts {
+            want.push((
+                PT_LOAD,
+                PF_R,
+                Some((a, b - a)),
+                "LOAD R over .nv.constant3/.nv.constant4",
+            ));
+        }
+        if let Some((a, b)) = text {
+            want.push((
+                PT_LOAD,
+                PF_R | PF_X,
+                Some((a, b - a)),
+                "LOAD RX over the text",
+            ));
+        }
+        if data_seg.is_some() {
+            want.push((
+                PT_LOAD,
+                PF_R | PF_W,
+                None,
+                "LOAD RW over .nv.global.init and NOBITS",
+            ));
+        }
+        if let Some((a, b)) = const0 {
+            want.push((
+                PT_LOAD,
+                PF_R,
+                Some((a, b - a)),
+                "LOAD R over .nv.constant0.*",
+            ));
+        }
+    } else {
+        want.push((
+            PT_PHDR,
+            PF_R | PF_X,
+            Some(table),
+            "PT_PHDR over the program header table",
+        ));
+        let code = match (all_consts, text) {
+            (Some((a, _)), Some((c, d))) => Some((a.min(c), d)),
+            (x, None) | (None, x) => x,
+        };
+        if let Some((a, b)) = code {
+            want.push((
+                PT_LOAD,
+                PF_R | PF_X,
+                Some((a, b - a)),
+                "LOAD RX over the constants and text",
+            ));
+        }
+        if data_seg.is_some() {
+            want.push((
+                PT_LOAD,
+                PF_R | PF_W,
+                None,
+                "LOAD RW over .nv.global.init and NOBITS",
+            ));
+        }
+        want.push((
+            PT_LOAD,
+            PF_R | PF_X,
+            Some(table),
+            "LOAD RX over the program header table",
+        ));
+    }
+    let layout = if six {
+        "sm_90+ layout"
+    } else {
+        "sm_75..sm_89 layout"
+    };
+    if ph.len() != want.len() {
+        bad(
+            &mut out,
+            format!(
+                "{layout}: {} program headers, expected {} ({})",
+                ph.len(),
+                want.len(),
+                want.iter().map(|w| w.3).collect::<Vec<_>>().join(", ")
+            ),
+        );
+    }
+    for (i, (p, w)) in ph.iter().zip(&want).enumerate() {
+        let (ty, flags, range, label) = *w;
+        if p.p_type != ty || p.flags != flags {
+            bad(
+                &mut out,
+                format!(
+                    "program header {i}: {} {}, expected {} {} ({label})",
+                    crate::dump::segment_type_name(p.p_type),
+                    crate::dump::segment_flags_name(p.flags),
+                    crate::dump::segment_type_name(ty),
+                    crate::dump::segment_flags_name(flags)
+                ),
+            );
+        }
+        if let Some((off, size)) = range {
+            if p.offset != off || p.filesz != size || p.memsz != size {
+                bad(
+                    &mut out,
+                    format!(
+                        "program header {i} ({label}): offset {:#x} filesz {:#x} memsz {:#x}, expected offset {off:#x} size {size:#x}",
+                        p.offset, p.filesz, p.memsz
+                    ),
+                );
+            }
+        } else if let Some((off, fmin, fmax, mmin, mmax)) = data_seg {
+            let off_ok = match off {
+                Some(o) => p.offset == o,
+                None => true,
+            };
+            if !off_ok || p.filesz < fmin || p.filesz > fmax || p.memsz < mmin || p.memsz > mmax {
+                bad(
+                    &mut out,
+                    format!(
+                        "program header {i} ({label}): offset {:#x} filesz {:#x} memsz {:#x}, expected offset {} filesz {fmin:#x}..={fmax:#x} memsz {mmin:#x}..={mmax:#x}",
+                        p.offset,
+                        p.filesz,
+                        p.memsz,
+                        off.map(|o| format!("{o:#x}")).unwrap_or_else(|| "any".into())
+                    ),
+                );
+            }
+        }
+        if p.vaddr != 0 || p.paddr != 0 {
+            bad(
+                &mut out,
+                format!(
+                    "program header {i} ({label}): vaddr {:#x} paddr {:#x}, expected 0",
+                    p.vaddr, p.paddr
+                ),
+            );
+        }
+    }
+    out
+}
