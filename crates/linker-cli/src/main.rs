@@ -135,16 +135,8 @@ fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
 }
 
 /// The one call into the library's link entry point.
-///
-/// `linker_core::link` is being written on the main branch; until it is merged
-/// here this reports that linking is unavailable. When it lands, replace the body
-/// with `linker_core::link(options)`.
 fn run_link(options: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
-    let _ = options;
-    Err(LinkFailure::from(linker_core::Error::new(
-        linker_core::ErrorKind::Unsupported,
-        "linking is not available in this build (linker_core::link is not wired yet)",
-    )))
+    linker_core::link(options)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

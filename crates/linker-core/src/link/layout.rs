@@ -110,7 +110,7 @@ pub(crate) fn compute(plan: &Plan, arch: SmArch, _files: &[InputFile<'_>]) -> La
                 hi = hi.max(o + s.size);
             }
         }
-        (lo != u64::MAX).then_some((lo, hi - lo))
+        (lo != u64::MAX).then(|| (lo, hi - lo))
     };
     // The data segment: PROGBITS data (filesz, rounded to its alignment) then NOBITS (memsz).
     let data = {

@@ -61,7 +61,10 @@ impl Live {
         let f = &files[def.file.0 as usize];
         let sym = &f.cubin.symbols[def.index as usize];
         let sec = sym.section()?;
-        let fi = self.func_of_text[def.file.0 as usize].get(sec as usize).copied().flatten()?;
+        let fi = self.func_of_text[def.file.0 as usize]
+            .get(sec as usize)
+            .copied()
+            .flatten()?;
         // The function symbol itself, or the text section's section symbol.
         (sym.ty() == STT_SECTION || self.funcs[fi as usize].sym == def.index).then_some(fi)
     }

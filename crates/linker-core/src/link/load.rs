@@ -57,10 +57,9 @@ pub(crate) struct InputFile<'d> {
 impl InputFile<'_> {
     /// Whether section `index` is a function's code.
     pub(crate) fn is_text(&self, index: u32) -> bool {
-        self.cubin
-            .sections
-            .get(index as usize)
-            .is_some_and(|s| s.name.starts_with(".text.") && s.flags & crate::elf::SHF_EXECINSTR != 0)
+        self.cubin.sections.get(index as usize).is_some_and(|s| {
+            s.name.starts_with(".text.") && s.flags & crate::elf::SHF_EXECINSTR != 0
+        })
     }
 }
 
@@ -178,7 +177,7 @@ fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFil
         .in_file(name));
     }
     let in_arch = cubin.arch();
-    if in_arch.sm != arch.sm {
+    if !arch_compatible(in_arch, arch) {
         return Err(Error::new(
             ErrorKind::Arch,
             format!("input is for {in_arch}, which does not match the target {arch}"),
@@ -229,4 +228,13 @@ fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFil
         owner,
         func_sym,
     })
+}
+
+/// Whether an object built for `input` may be linked into an image for `target`.
+///
+/// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
+/// major family too (sm_80 objects link into sm_86 and sm_89 images), never
+/// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
+pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
+    input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }

@@ -149,8 +149,10 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let syms = symtab::build(&files, &db, &live, &mut plan);
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
-    nvinfo::build(&files, &db, &live, &syms, &mut plan, &meta, arch, opts, &mut diags)
-        .map_err(LinkFailure::from)?;
+    nvinfo::build(
+        &files, &db, &live, &syms, &mut plan, &meta, arch, opts, &mut diags,
+    )
+    .map_err(LinkFailure::from)?;
     diags.checkpoint()?;
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.

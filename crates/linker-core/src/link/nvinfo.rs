@@ -58,7 +58,11 @@ pub(crate) struct MetaSections {
     pub fn_info: HashMap<u32, OutSecId>,
 }
 
-fn first_with_type<'a>(f: &'a InputFile<'_>, ty: u32, name: &str) -> Option<&'a crate::cubin::Section<'a>> {
+fn first_with_type<'a>(
+    f: &'a InputFile<'_>,
+    ty: u32,
+    name: &str,
+) -> Option<&'a crate::cubin::Section<'a>> {
     f.cubin
         .sections
         .iter()
@@ -80,6 +84,39 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// Whether input symbol `idx` of `f` is a definition that lost to another input's.
+fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
+    let Some(sym) = f.cubin.symbols.get(idx as usize) else {
+        return false;
+    };
+    let r = SymRef {
+        file: f.id,
+        index: idx,
+    };
+    !sym.is_undefined() && sym.ty() != STT_SECTION && db.resolve(r) != Some(r)
+}
+
+/// Whether input symbol `idx` of `f` is a definition that lost to an earlier input's.
+pub(crate) fn lost_to_earlier(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    idx: u32,
+) -> bool {
+    let Some(sym) = f.cubin.symbols.get(idx as usize) else {
+        return false;
+    };
+    if sym.is_undefined() || sym.ty() == STT_SECTION {
+        return false;
+    }
+    let r = SymRef {
+        file: f.id,
+        index: idx,
+    };
+    let _ = files;
+    matches!(db.resolve(r), Some(def) if def != r && def.file < f.id)
+}
+
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
 pub(crate) fn create_sections(
     files: &[InputFile<'_>],
@@ -88,7 +125,22 @@ pub(crate) fn create_sections(
     plan: &mut Plan,
 ) -> Result<MetaSections> {
     let mut m = MetaSections::default();
-    let first = &files[0];
+    // The cuinfo note of the input with the lowest virtual SM (nvlink keeps
+    // sm_80's note in an sm_86 image built from sm_86 and sm_80 objects).
+    let first = files
+        .iter()
+        .filter_map(|f| {
+            let s = f.cubin.section_by_name(".note.nv.cuinfo")?;
+            let vsm = parse_notes(s.data)
+                .ok()
+                .and_then(|n| n.first().and_then(|n| n.cuinfo()).and_then(|c| c.ok()))
+                .map(|c| c.virtual_sm)
+                .unwrap_or(u16::MAX);
+            Some((vsm, f.id, f))
+        })
+        .min_by_key(|(v, id, _)| (*v, *id))
+        .map(|(_, _, f)| f)
+        .unwrap_or(&files[0]);
     // Notes.
     let mut tk = OutSection::new(".note.nv.tkinfo", SHT_NOTE, Role::TkInfo);
     tk.flags = SHF_CUDA_NOTE_TKINFO;
@@ -107,17 +159,23 @@ pub(crate) fn create_sections(
         o.body = Body::Bytes(cu.data.to_vec());
         m.cuinfo = Some(plan.add(o));
     }
-    let any = |name: &str| files.iter().any(|f| f.cubin.section_by_name(name).is_some());
+    let any = |name: &str| {
+        files
+            .iter()
+            .any(|f| f.cubin.section_by_name(name).is_some())
+    };
     if any(".nv.info") {
         let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
         o.align = 4;
         o.link = LinkTo::SymTab;
         m.nv_info = Some(plan.add(o));
     }
-    if files
-        .iter()
-        .any(|f| f.cubin.sections.iter().any(|s| s.sh_type == SHT_CUDA_COMPAT))
-    {
+    if files.iter().any(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.sh_type == SHT_CUDA_COMPAT)
+    }) {
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -144,10 +202,12 @@ pub(crate) fn create_sections(
             m.fn_info.insert(fi as u32, plan.add(o));
         }
     }
-    if files
-        .iter()
-        .any(|f| f.cubin.sections.iter().any(|s| s.sh_type == SHT_CUDA_CALLGRAPH))
-    {
+    if files.iter().any(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
+    }) {
         let mut o = OutSection::new(".nv.callgraph", SHT_CUDA_CALLGRAPH, Role::CallGraph);
         o.align = 4;
         o.entsize = 8;
@@ -158,12 +218,25 @@ pub(crate) fn create_sections(
     // .nv.prototype exists only when an entry survives.
     let mut any_proto = false;
     for f in files {
-        for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE) {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE)
+        {
             let entries = crate::cubin::callgraph::parse_prototypes(s.data)
                 .map_err(|e| e.in_file(f.name).in_section(s.name))?;
             any_proto |= entries.iter().any(|e| {
                 (e.symbol as usize) < f.cubin.symbols.len()
-                    && func_survives(files, db, plan, SymRef { file: f.id, index: e.symbol })
+                    && func_survives(
+                        files,
+                        db,
+                        plan,
+                        SymRef {
+                            file: f.id,
+                            index: e.symbol,
+                        },
+                    )
             });
         }
     }
@@ -192,16 +265,22 @@ fn set_bytes(plan: &mut Plan, id: OutSecId, bytes: Vec<u8>) {
 }
 
 /// Renumbers the symbol fields of one record; `None` when a referenced symbol was dropped.
+/// List attributes (`EIATTR_EXTERNS`) keep only the symbols that are still
+/// external after the link (`still_external`).
 fn renumber(
     rec: &eiattr::Record<'_>,
     map: &impl Fn(u32) -> Option<u32>,
+    still_external: &impl Fn(u32) -> bool,
 ) -> Result<Option<OwnedRecord>> {
     match rec.symbol_fields() {
         SymFields::None => Ok(Some(rec.to_owned_record())),
         SymFields::All => {
-            // Lists (EXTERNS): keep the entries that survive.
             let words = rec.words().unwrap_or_default();
-            let kept: Vec<u32> = words.iter().filter_map(|&w| map(w)).collect();
+            let kept: Vec<u32> = words
+                .iter()
+                .filter(|&&w| rec.attr != EiAttr::EIATTR_EXTERNS || still_external(w))
+                .filter_map(|&w| map(w))
+                .collect();
             if kept.is_empty() {
                 Ok(None)
             } else {
@@ -251,6 +330,15 @@ pub(crate) fn build(
         };
         (o != 0).then_some(o)
     };
+    let external = |file: &InputFile<'_>, idx: u32| -> bool {
+        (idx as usize) < file.cubin.symbols.len()
+            && db
+                .resolve(SymRef {
+                    file: file.id,
+                    index: idx,
+                })
+                .is_none()
+    };
     // Function facts by output symbol index.
     let live_funcs: Vec<u32> = (0..live.funcs.len() as u32)
         .filter(|&i| live.live[i as usize])
@@ -273,7 +361,14 @@ pub(crate) fn build(
             if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE {
                 continue;
             }
-            let Some(owned) = renumber(rec, &|i| out_of(f, i))
+            // Attributes of a discarded definition (another input's won) go with it.
+            if rec
+                .sym_value()
+                .is_some_and(|(i, _)| lost_definition(db, f, i))
+            {
+                continue;
+            }
+            let Some(owned) = renumber(rec, &|i| out_of(f, i), &|i| external(f, i))
                 .map_err(|e| e.in_file(f.name).in_section(s.name))?
             else {
                 continue;
@@ -298,7 +393,9 @@ pub(crate) fn build(
         if let Some(s) = f.cubin.sections.iter().find(|s| {
             s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text
         }) {
-            for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(name.as_str()))? {
+            for rec in
+                eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(name.as_str()))?
+            {
                 if rec.attr == EiAttr::EIATTR_NUM_BARRIERS {
                     if let Some(v) = rec.int_value() {
                         fn_barriers.insert(fi, v as u8);
@@ -347,7 +444,9 @@ pub(crate) fn build(
                     *unknowable = Some("is recursive");
                     continue;
                 }
-                best = best.max(depth(c, callees, frame_of, indirect, memo, on_path, unknowable, visit));
+                best = best.max(depth(
+                    c, callees, frame_of, indirect, memo, on_path, unknowable, visit,
+                ));
             }
             on_path.remove(&fi);
             let d = frame_of(fi) + best;
@@ -418,7 +517,10 @@ pub(crate) fn build(
         }
     }
     for (ksym, v) in &min_stack {
-        module.push(OwnedRecord::words(EiAttr::EIATTR_MIN_STACK_SIZE, &[*ksym, *v]));
+        module.push(OwnedRecord::words(
+            EiAttr::EIATTR_MIN_STACK_SIZE,
+            &[*ksym, *v],
+        ));
     }
     if let Some(id) = meta.nv_info {
         let mut bytes = Vec::new();
@@ -435,12 +537,16 @@ pub(crate) fn build(
             .cubin
             .sections
             .iter()
-            .find(|s| s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text)
+            .find(|s| {
+                s.sh_type == SHT_CUDA_INFO
+                    && s.flags & SHF_INFO_LINK != 0
+                    && s.info == func.key.text
+            })
             .expect("created from this section");
         let mut out: Vec<OwnedRecord> = Vec::new();
         let mut has_bar = false;
         for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
-            let Some(mut owned) = renumber(&rec, &|i| out_of(f, i))
+            let Some(mut owned) = renumber(&rec, &|i| out_of(f, i), &|i| external(f, i))
                 .map_err(|e| e.in_file(f.name).in_section(s.name))?
             else {
                 continue;
@@ -467,8 +573,15 @@ pub(crate) fn build(
     if let Some(id) = meta.compat {
         let mut merged: Vec<OwnedRecord<EiCompat>> = Vec::new();
         for f in files {
-            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_COMPAT) {
-                for rec in compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
+            for s in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_CUDA_COMPAT)
+            {
+                for rec in
+                    compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
+                {
                     if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE {
                         continue;
                     }
@@ -497,13 +610,23 @@ pub(crate) fn build(
         let mut g = CallGraph::default();
         let mut seen: HashSet<(u8, u32, u32)> = HashSet::new();
         for f in files {
-            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH) {
-                let cg = CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
-                let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
+            for s in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
+            {
+                let cg =
+                    CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+                // Lists 2 and 3 carry a prototype id, not a string offset.
+                let sig = |o: u32| o;
                 for e in &cg.calls {
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
                         if seen.insert((1, a, b)) {
-                            g.calls.push(CallEdge { caller: a, callee: b });
+                            g.calls.push(CallEdge {
+                                caller: a,
+                                callee: b,
+                            });
                         }
                     }
                 }
@@ -537,7 +660,12 @@ pub(crate) fn build(
     if let Some(id) = meta.prototype {
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         for f in files {
-            for s in f.cubin.sections.iter().filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE) {
+            for s in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_CUDA_PROTOTYPE)
+            {
                 for e in crate::cubin::callgraph::parse_prototypes(s.data)
                     .map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {

@@ -17,7 +17,7 @@
 //! provides (`vprintf`, `malloc`, device-runtime `cnp*`, ...) stay undefined.
 
 use super::live::Live;
-use super::sections::{OutSection, Patch, Plan, Role, LinkTo, InfoTo, Body};
+use super::sections::{Body, InfoTo, LinkTo, OutSection, Patch, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
 use super::symtab::SymTable;
 use super::{Diags, InputFile, OutSecId};
@@ -144,7 +144,10 @@ pub(crate) fn classify(
             };
             let referencing_fn = f.owner[rs.info as usize]
                 .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
-            for r in f.cubin.relocs(rs) {
+            // Ascending offsets: texture slots are assigned in instruction order.
+            let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
+            relocs.sort_by_key(|r| r.offset);
+            for r in relocs {
                 let Some(desc) = describe(r.rtype) else {
                     diags.error(
                         Error::malformed(format!("unknown relocation type {}", r.rtype))
@@ -159,13 +162,15 @@ pub(crate) fn classify(
                     file: f.id,
                     index: r.sym,
                 };
-                let patch = |plan: &mut Plan, value: u64| {
+                let patch_bank = |plan: &mut Plan, value: u64, bank: Option<u64>| {
                     plan.patches[fid][rs.info as usize].push(Patch {
                         offset: r.offset,
                         rtype: r.rtype,
                         value,
+                        bank,
                     });
                 };
+                let patch = |plan: &mut Plan, value: u64| patch_bank(plan, value, None);
                 let keep = |plan: &mut Plan, sym: SymTarget, addend: i64| {
                     plan.kept.push(KeptReloc {
                         target: tp.out,
@@ -183,6 +188,38 @@ pub(crate) fn classify(
                     }
                     continue;
                 }
+                if sym.is_undefined() && is_texture_kind(sym.ty()) {
+                    // A texture/sampler/surface handle: a 4-byte slot in the
+                    // kernel's parameter bank, filled by the driver.
+                    match texture_slot(f, plan, rs.info, sym.name) {
+                        Some((const0, slot, fresh)) => {
+                            patch(plan, slot);
+                            if fresh {
+                                plan.kept.push(KeptReloc {
+                                    target: const0,
+                                    rela: false,
+                                    offset: slot,
+                                    rtype: header_index_type(sym.ty()),
+                                    sym: SymTarget::Input(here),
+                                    addend: 0,
+                                });
+                            }
+                        }
+                        None => diags.error(
+                            Error::new(
+                                ErrorKind::Unsupported,
+                                format!(
+                                    "texture/surface '{}' used outside a kernel with a parameter bank",
+                                    sym.name
+                                ),
+                            )
+                            .in_file(f.name)
+                            .in_section(rs.name)
+                            .at(r.offset),
+                        ),
+                    }
+                    continue;
+                }
                 if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
                     continue; // resolves to 0; the field already holds 0
                 }
@@ -192,6 +229,16 @@ pub(crate) fn classify(
                     patch(plan, base.wrapping_add(r.addend as u64));
                     continue;
                 }
+                // Debug info of a definition that lost to another input's: nvlink
+                // drops its entries when the winner came earlier, keeps them
+                // (pointing at the winner) when a later strong definition won;
+                // the FDE range is never cleared for it.
+                let debug_target = target.flags & SHF_ALLOC == 0;
+                if debug_target && !sym.is_undefined() && db.resolve(here) != Some(here) {
+                    if is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym) {
+                        continue;
+                    }
+                }
                 let Some(def) = db.resolve(here) else {
                     let weak = sym.bind() == STB_WEAK;
                     if weak || stays_undefined(sym.name) {
@@ -199,7 +246,9 @@ pub(crate) fn classify(
                     } else if undefined_seen.insert((sym.name, f.id.0)) {
                         let from = referencing_fn
                             .map(|n| format!(" (referenced from function '{n}')"))
-                            .unwrap_or_else(|| format!(" (referenced from section '{}')", target.name));
+                            .unwrap_or_else(|| {
+                                format!(" (referenced from section '{}')", target.name)
+                            });
                         diags.error(
                             Error::new(
                                 ErrorKind::Symbol,
@@ -243,7 +292,8 @@ pub(crate) fn classify(
                 };
                 let in_shared = dsec.sh_type == SHT_CUDA_SHARED;
                 let in_const = (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
-                let non_alloc = dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
+                let non_alloc =
+                    dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 let linker_may = desc.class != ResolverClass::Driver;
                 if in_shared && linker_may {
                     let off = plan.shared[def.file.0 as usize]
@@ -251,7 +301,10 @@ pub(crate) fn classify(
                         .and_then(|w| w.offsets.get(&def.index).copied())
                         .unwrap_or(dsym.value);
                     patch(plan, off.wrapping_add(r.addend as u64));
-                } else if (in_const || non_alloc) && linker_may {
+                } else if in_const && linker_may {
+                    let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
+                    patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));
+                } else if non_alloc && linker_may {
                     patch(plan, sym_offset.wrapping_add(r.addend as u64));
                 } else if desc.class == ResolverClass::Linker {
                     diags.error(
@@ -273,6 +326,53 @@ pub(crate) fn classify(
         }
     }
     let _ = live;
+}
+
+/// CUDA symbol types of texture, sampler and surface references.
+pub(crate) const STT_CUDA_TEXTURE: u8 = 10;
+/// Sampler reference symbol type.
+pub(crate) const STT_CUDA_SAMPLER: u8 = 11;
+/// Surface reference symbol type.
+pub(crate) const STT_CUDA_SURFACE: u8 = 12;
+
+fn is_texture_kind(ty: u8) -> bool {
+    matches!(ty, STT_CUDA_TEXTURE | STT_CUDA_SAMPLER | STT_CUDA_SURFACE)
+}
+
+/// The driver relocation nvlink emits for a handle slot of this symbol type.
+fn header_index_type(ty: u8) -> u32 {
+    match ty {
+        STT_CUDA_SURFACE => RelocType::R_CUDA_SURF_HEADER_INDEX.0,
+        STT_CUDA_SAMPLER => RelocType::R_CUDA_SAMP_HEADER_INDEX.0,
+        _ => RelocType::R_CUDA_TEX_HEADER_INDEX.0,
+    }
+}
+
+/// The slot of handle `name` in the parameter bank of the kernel whose text is
+/// `text`: (constant0 output section, slot offset, newly allocated).
+fn texture_slot(
+    f: &InputFile<'_>,
+    plan: &mut Plan,
+    text: u32,
+    name: &str,
+) -> Option<(OutSecId, u64, bool)> {
+    let kernel_text = f.owner.get(text as usize).copied().flatten()?;
+    let c0 = f.cubin.sections.iter().find(|s| {
+        s.sh_type == SHT_CUDA_CONSTANT0 && s.info == kernel_text && s.flags & SHF_INFO_LINK != 0
+    })?;
+    let out = plan.placement[f.id.0 as usize][c0.index as usize]?.out;
+    let slots = plan.tex_slots.entry(out).or_default();
+    if let Some((_, off)) = slots.iter().find(|(n, _)| n == name) {
+        return Some((out, *off, false));
+    }
+    let sec = plan.sec_mut(out);
+    let off = sec.size.div_ceil(4) * 4;
+    sec.size = off + 4;
+    plan.tex_slots
+        .entry(out)
+        .or_default()
+        .push((name.to_string(), off));
+    Some((out, off, true))
 }
 
 /// The dynamic shared-memory base of the kernel whose text is `text`.
@@ -338,7 +438,9 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
         if s.role != Role::Reloc {
             continue;
         }
-        let InfoTo::Section(target) = s.info else { continue };
+        let InfoTo::Section(target) = s.info else {
+            continue;
+        };
         let rela = s.sh_type == SHT_RELA;
         let mut entries = by_section.remove(&(target.0, rela)).unwrap_or_default();
         entries.sort_by_key(|e| (e.0, e.1, e.2));

@@ -37,6 +37,8 @@ pub(crate) struct Patch {
     pub rtype: u32,
     /// The value (address, offset or slot) to insert.
     pub value: u64,
+    /// The constant bank number, for constant-bank relocations.
+    pub bank: Option<u64>,
 }
 
 /// One input section's bytes inside an output section.
@@ -99,7 +101,10 @@ pub(crate) enum InfoTo {
     Section(OutSecId),
     /// The output symbol index of a function, with extra bits kept above bit 24
     /// (sm_75..89 keep the register count in the top byte).
-    FuncSym { func: u32, high: u32 },
+    FuncSym {
+        func: u32,
+        high: u32,
+    },
 }
 
 /// One output section.
@@ -169,6 +174,8 @@ pub(crate) struct Plan {
     pub patches: Vec<Vec<Vec<Patch>>>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
     pub kept: Vec<super::relocate::KeptReloc>,
+    /// Texture/surface handle slots per kernel parameter bank: (name, offset).
+    pub tex_slots: HashMap<OutSecId, Vec<(String, u64)>>,
     /// Final order (filled by `finalize_order`): position → section.
     pub order: Vec<OutSecId>,
     /// Final section index of each section (by `OutSecId`).
@@ -316,6 +323,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
             .map(|f| vec![Vec::new(); f.cubin.sections.len()])
             .collect(),
         kept: Vec::new(),
+        tex_slots: HashMap::new(),
         order: Vec::new(),
         index_of: Vec::new(),
         merged: HashMap::new(),
@@ -350,7 +358,19 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
             }
             v
         };
-        for s in &f.cubin.sections {
+        // Text sections first: owned sections link to them.
+        let text_first = f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.flags & SHF_EXECINSTR != 0)
+            .chain(
+                f.cubin
+                    .sections
+                    .iter()
+                    .filter(|s| s.flags & SHF_EXECINSTR == 0),
+            );
+        for s in text_first {
             let i = s.index as usize;
             if !kept[i] || is_rebuilt(s) {
                 continue;
@@ -460,7 +480,10 @@ fn shared_window(f: &InputFile<'_>, s: &Section<'_>, _arch: SmArch) -> (SharedWi
     let mut w = SharedWindow::default();
     let mut cursor = 0u64;
     for sym in &f.cubin.symbols {
-        if sym.section() == Some(s.index) && sym.ty() != STT_SECTION && sym.other & STO_CUDA_SHARED != 0 {
+        if sym.section() == Some(s.index)
+            && sym.ty() != STT_SECTION
+            && sym.other & STO_CUDA_SHARED != 0
+        {
             let a = sym.value.max(1);
             let off = align_up(cursor, a);
             w.offsets.insert(sym.index, off);
@@ -471,7 +494,12 @@ fn shared_window(f: &InputFile<'_>, s: &Section<'_>, _arch: SmArch) -> (SharedWi
     // Does this kernel's text reference an extern shared symbol?
     let text = s.info;
     let mut dynamic = false;
-    for rs in f.cubin.sections.iter().filter(|r| r.is_reloc() && r.info == text) {
+    for rs in f
+        .cubin
+        .sections
+        .iter()
+        .filter(|r| r.is_reloc() && r.info == text)
+    {
         for r in f.cubin.relocs(rs) {
             let sym = &f.cubin.symbols[r.sym as usize];
             if sym.is_undefined() && sym.other & STO_CUDA_SHARED != 0 {

@@ -109,7 +109,11 @@ pub(crate) fn build(
         let fid = f.id.0 as usize;
         let mut map = HashMap::new();
         for sym in &f.cubin.symbols {
-            if sym.index == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE {
+            if sym.index == 0
+                || sym.bind() != STB_LOCAL
+                || sym.ty() == STT_SECTION
+                || sym.ty() == STT_FILE
+            {
                 continue;
             }
             if sym.name.is_empty() || sym.other & STO_CUDA_SHARED != 0 {
@@ -266,8 +270,7 @@ pub(crate) fn build(
         symtab.extend_from_slice(&s.value.to_le_bytes());
         symtab.extend_from_slice(&s.size.to_le_bytes());
     }
-    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype and
-    // the call graph's address-taken / indirect-call lists.
+    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype.
     for f in files {
         let Some(st) = f.cubin.symtab else { continue };
         let strdata = f.cubin.sections[f.cubin.sections[st as usize].link as usize].data;
@@ -277,17 +280,18 @@ pub(crate) fn build(
                 if let Ok(entries) = crate::cubin::callgraph::parse_prototypes(sec.data) {
                     wanted.extend(entries.iter().map(|e| e.signature));
                 }
-            } else if sec.sh_type == SHT_CUDA_CALLGRAPH {
-                if let Ok(g) = crate::cubin::callgraph::CallGraph::parse(sec.data) {
-                    wanted.extend(g.address_taken.iter().map(|e| e.1));
-                    wanted.extend(g.indirect_calls.iter().map(|e| e.1));
-                }
             }
         }
         for off in wanted {
-            let Some(rest) = strdata.get(off as usize..) else { continue };
-            let Some(end) = rest.iter().position(|&b| b == 0) else { continue };
-            let Ok(text) = std::str::from_utf8(&rest[..end]) else { continue };
+            let Some(rest) = strdata.get(off as usize..) else {
+                continue;
+            };
+            let Some(end) = rest.iter().position(|&b| b == 0) else {
+                continue;
+            };
+            let Ok(text) = std::str::from_utf8(&rest[..end]) else {
+                continue;
+            };
             if !text.starts_with('#') {
                 continue;
             }

@@ -73,7 +73,10 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
         .unwrap_or(0);
     put16(&mut out, 62, shstrndx as u16);
     // Section headers.
-    let symtab_index = plan.find_role(Role::SymTab).map(|id| plan.index(id)).unwrap_or(0);
+    let symtab_index = plan
+        .find_role(Role::SymTab)
+        .map(|id| plan.index(id))
+        .unwrap_or(0);
     for (pos, &id) in plan.order.iter().enumerate() {
         let s = plan.sec(id);
         let o = layout.shoff as usize + pos * SHDR_SIZE;
@@ -129,8 +132,11 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
             } else {
                 s.size
             };
-            (!matches!(s.body, Body::NoBits) && s.role != Role::Null && len > 0)
-                .then_some((layout.offsets[id.0 as usize], len, id))
+            (!matches!(s.body, Body::NoBits) && s.role != Role::Null && len > 0).then_some((
+                layout.offsets[id.0 as usize],
+                len,
+                id,
+            ))
         })
         .collect();
     spans.sort_unstable();
@@ -147,51 +153,52 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
         rest = tail;
         pos = off + len;
     }
-    jobs.into_par_iter().try_for_each(|(dst, id)| -> Result<()> {
-        let s = plan.sec(id);
-        match &s.body {
-            Body::Bytes(b) if s.role == Role::ShStrTab || b.is_empty() => {
-                if s.role == Role::ShStrTab {
-                    dst.copy_from_slice(&layout.shstrtab);
+    jobs.into_par_iter()
+        .try_for_each(|(dst, id)| -> Result<()> {
+            let s = plan.sec(id);
+            match &s.body {
+                Body::Bytes(b) if s.role == Role::ShStrTab || b.is_empty() => {
+                    if s.role == Role::ShStrTab {
+                        dst.copy_from_slice(&layout.shstrtab);
+                    }
+                    Ok(())
                 }
-                Ok(())
-            }
-            Body::Bytes(b) => {
-                dst.copy_from_slice(b);
-                Ok(())
-            }
-            Body::Pieces(pieces) => {
-                for p in pieces {
-                    let f = &files[p.file.0 as usize];
-                    let src = f.cubin.sections[p.section as usize].data;
-                    let at = p.offset as usize;
-                    let piece = &mut dst[at..at + src.len()];
-                    piece.copy_from_slice(src);
-                    for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
-                        reloc::apply::apply_value(patch.rtype, &mut piece[patch.offset as usize..], patch.value)
+                Body::Bytes(b) => {
+                    dst.copy_from_slice(b);
+                    Ok(())
+                }
+                Body::Pieces(pieces) => {
+                    for p in pieces {
+                        let f = &files[p.file.0 as usize];
+                        let src = f.cubin.sections[p.section as usize].data;
+                        let at = p.offset as usize;
+                        let piece = &mut dst[at..at + src.len()];
+                        piece.copy_from_slice(src);
+                        for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
+                            reloc::apply::apply_resolved(
+                                patch.rtype,
+                                &mut piece[patch.offset as usize..],
+                                patch.value,
+                                patch.bank,
+                            )
                             .map_err(|e| {
                                 e.in_file(f.name)
                                     .in_section(f.cubin.sections[p.section as usize].name)
                                     .at(patch.offset)
                             })?;
+                        }
                     }
+                    Ok(())
                 }
-                Ok(())
+                Body::NoBits => Ok(()),
             }
-            Body::NoBits => Ok(()),
-        }
-    })?;
+        })?;
     Ok(out)
 }
 
 /// Writes the `sh_info` of text sections (symbol indices are known only after
 /// the symbol table); done after [`write`] to keep the parallel part simple.
-pub(crate) fn fix_text_info(
-    out: &mut [u8],
-    plan: &Plan,
-    layout: &Layout,
-    func_index: &[u32],
-) {
+pub(crate) fn fix_text_info(out: &mut [u8], plan: &Plan, layout: &Layout, func_index: &[u32]) {
     for (pos, &id) in plan.order.iter().enumerate() {
         let s = plan.sec(id);
         if let InfoTo::FuncSym { func, high } = s.info {

@@ -16,7 +16,8 @@ fn truncates(kind: ValueKind) -> bool {
     use ValueKind::*;
     matches!(
         kind,
-        Loaddr
+        Cbank
+            | Loaddr
             | Hiaddr
             | Lofdesc
             | Hifdesc
@@ -106,10 +107,21 @@ pub fn apply(
 
 /// Applies relocation type `rtype` with a resolved address or offset `value`.
 pub fn apply_value(rtype: u32, site: &mut [u8], value: u64) -> Result<()> {
-    let desc = describe(rtype).ok_or_else(|| {
-        Error::malformed(format!("unknown relocation type {rtype}"))
-    })?;
+    let desc = describe(rtype)
+        .ok_or_else(|| Error::malformed(format!("unknown relocation type {rtype}")))?;
     apply(desc, site, |k| value_for(k, value))
+}
+
+/// Applies `rtype` with a resolved value and, for constant-bank relocations,
+/// the bank number (`CBANK` fields; `CBANK4` takes its fifth bit).
+pub fn apply_resolved(rtype: u32, site: &mut [u8], value: u64, bank: Option<u64>) -> Result<()> {
+    let desc = describe(rtype)
+        .ok_or_else(|| Error::malformed(format!("unknown relocation type {rtype}")))?;
+    apply(desc, site, |k| match k {
+        ValueKind::Cbank => bank,
+        ValueKind::Cbank4 => bank.map(|b| (b >> 4) & 1),
+        _ => value_for(k, value),
+    })
 }
 
 /// Reads back the field of action `index` of `desc` at `site` (unshifted field bits).
