@@ -46,11 +46,14 @@ fn main() -> ExitCode {
 }
 
 fn init_tracing() {
+    use tracing_subscriber::fmt::format::FmtSpan;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("CULINK_LOG").unwrap_or_else(|_| EnvFilter::new("off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
 }

@@ -172,7 +172,7 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
     writeln!(out, "\nSections ({}):", cubin.sections.len())?;
     writeln!(
         out,
-        "  [Nr] Name                             Type                 Flags        Offset   Size     Link Info       Align EntSz"
+        "  [Nr] Name                             Type                 Flags        Offset   Size     Link Info                         Align EntSz"
     )?;
     for s in &cubin.sections {
         let info = match info_is_text_symbol(cubin, s) {
@@ -190,7 +190,7 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
         };
         writeln!(
             out,
-            "  [{:2}] {:32} {:20} {:12} {:#08x} {:#08x} {:4} {:10} {:5} {}",
+            "  [{:2}] {:32} {:20} {:12} {:#08x} {:#08x} {:4} {:28} {:5} {}",
             s.index,
             s.name,
             section_type_name(s.sh_type),
