@@ -174,8 +174,12 @@ pub(crate) struct Plan {
     pub patches: Vec<Vec<Vec<Patch>>>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
     pub kept: Vec<super::relocate::KeptReloc>,
-    /// Texture/surface handle slots per kernel parameter bank: (name, offset).
-    pub tex_slots: HashMap<OutSecId, Vec<(String, u64)>>,
+    /// Texture/surface handles in slot order (module-wide numbering).
+    pub tex_slots: Vec<String>,
+    /// First slot offset (after the largest parameter bank), fixed on first use.
+    pub tex_base: Option<u64>,
+    /// (parameter bank, handle) pairs that already have their driver relocation.
+    pub tex_used: std::collections::HashSet<(OutSecId, String)>,
     /// Final order (filled by `finalize_order`): position → section.
     pub order: Vec<OutSecId>,
     /// Final section index of each section (by `OutSecId`).
@@ -323,7 +327,9 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
             .map(|f| vec![Vec::new(); f.cubin.sections.len()])
             .collect(),
         kept: Vec::new(),
-        tex_slots: HashMap::new(),
+        tex_slots: Vec::new(),
+        tex_base: None,
+        tex_used: Default::default(),
         order: Vec::new(),
         index_of: Vec::new(),
         merged: HashMap::new(),
