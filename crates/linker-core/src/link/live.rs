@@ -148,17 +148,16 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
                     continue;
                 };
                 match from_func {
-                    Some(caller) => {
-                        if callee != caller {
-                            let c = &mut live.funcs[caller as usize];
-                            if !c.callees.contains(&callee) {
-                                c.callees.push(callee);
-                            }
-                            if !is_call_reloc(r.rtype) {
-                                live.funcs[callee as usize].address_taken = true;
-                            }
+                    Some(caller) if callee != caller => {
+                        let c = &mut live.funcs[caller as usize];
+                        if !c.callees.contains(&callee) {
+                            c.callees.push(callee);
+                        }
+                        if !is_call_reloc(r.rtype) {
+                            live.funcs[callee as usize].address_taken = true;
                         }
                     }
+                    Some(_) => {}
                     None if !is_debug => {
                         live.funcs[callee as usize].address_taken = true;
                         roots.push(callee);

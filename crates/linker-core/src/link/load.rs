@@ -54,15 +54,6 @@ pub(crate) struct InputFile<'d> {
     pub func_sym: Vec<u32>,
 }
 
-impl InputFile<'_> {
-    /// Whether section `index` is a function's code.
-    pub(crate) fn is_text(&self, index: u32) -> bool {
-        self.cubin.sections.get(index as usize).is_some_and(|s| {
-            s.name.starts_with(".text.") && s.flags & crate::elf::SHF_EXECINSTR != 0
-        })
-    }
-}
-
 /// Reads (maps) every input, in order.
 pub(crate) fn read_all(inputs: &[InputSource]) -> Result<Vec<NamedBlob>> {
     let _span = tracing::info_span!("read_inputs", count = inputs.len()).entered();

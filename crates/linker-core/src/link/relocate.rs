@@ -234,10 +234,12 @@ pub(crate) fn classify(
                 // (pointing at the winner) when a later strong definition won;
                 // the FDE range is never cleared for it.
                 let debug_target = target.flags & SHF_ALLOC == 0;
-                if debug_target && !sym.is_undefined() && db.resolve(here) != Some(here) {
-                    if is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym) {
-                        continue;
-                    }
+                if debug_target
+                    && !sym.is_undefined()
+                    && db.resolve(here) != Some(here)
+                    && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
+                {
+                    continue;
                 }
                 let Some(def) = db.resolve(here) else {
                     let weak = sym.bind() == STB_WEAK;
@@ -438,7 +440,8 @@ pub(crate) fn create_sections(plan: &mut Plan) {
 /// Serializes the kept relocations with final symbol indices, ascending offsets.
 pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     let _span = tracing::info_span!("relocate_finish").entered();
-    let mut by_section: BTreeMap<(u32, bool), Vec<(u64, u32, u32, i64)>> = BTreeMap::new();
+    type Entry = (u64, u32, u32, i64);
+    let mut by_section: BTreeMap<(u32, bool), Vec<Entry>> = BTreeMap::new();
     for k in &plan.kept {
         let sym = match k.sym {
             SymTarget::Input(r) => syms.output_index(r),

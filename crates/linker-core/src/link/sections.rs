@@ -83,7 +83,6 @@ pub(crate) enum Role {
     Text,
     Data,
     NoBits,
-    Other,
 }
 
 /// `sh_link` of an output section, symbolically.
@@ -227,7 +226,6 @@ impl Plan {
                 Role::Prototype => 11,
                 Role::RelAction => 12,
                 Role::Reloc => 13,
-                Role::Other => 14,
                 Role::ConstBank => 15,
                 // ptxas' final-cubin layout (sm_90+) puts the parameter banks last.
                 Role::Const0 if six => 21,

@@ -11,7 +11,7 @@
 use super::{Diags, FileId, GlobalId, InputFile};
 use crate::config::LinkFailure;
 use crate::cubin::Symbol;
-use crate::elf::{STB_GLOBAL, STB_LOCAL, STB_WEAK, STT_SECTION};
+use crate::elf::{STB_GLOBAL, STB_WEAK, STT_SECTION};
 use crate::error::{Error, ErrorKind};
 use indexmap::IndexMap;
 
@@ -144,9 +144,4 @@ pub(crate) fn resolve<'d>(
     }
     diags.checkpoint()?;
     Ok(SymbolDb { globals, global_of })
-}
-
-/// Whether the symbol is local.
-pub(crate) fn is_local(sym: &Symbol<'_>) -> bool {
-    sym.bind() == STB_LOCAL
 }
