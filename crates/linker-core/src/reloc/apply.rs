@@ -182,7 +182,7 @@ mod tests {
         let mut w = vec![0u8; 16];
         let e = apply_value(RelocType::R_CUDA_CONST_FIELD21_38.0, &mut w, 0x1_0000).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Overflow);
-        let mut short = vec![0u8; 8];
+        let mut short = vec![0u8; 4];
         assert!(apply_value(RelocType::R_CUDA_CONST_FIELD21_38.0, &mut short, 1).is_err());
         assert!(apply_value(999, &mut short, 1).is_err());
     }
