@@ -4,7 +4,7 @@
 //! `tests/data/r_cuda_seed.txt`, checked row for row by `tests/reloc_table_seed.rs`): for each
 //! type code its name, which party resolves it ([`ResolverClass`]) and up to three
 //! [`BitAction`]s, each saying "bits `lo..=hi` of the relocated word receive value `kind`
-//! shifted right by `shift`". The one generic applier in [`super::apply`] interprets them.
+//! shifted right by `shift`". The one generic applier in [`super::apply()`](fn@super::apply) interprets them.
 //! Type codes outside `0..117` have no row: [`describe`] returns `None` and [`RelocType`]
 //! displays them as `Unknown(n)`.
 
@@ -95,7 +95,7 @@ pub struct BitAction {
     pub hi: u8,
     /// Which value goes into the field.
     pub kind: ValueKind,
-    /// The right shift the seed records for the value (see [`super::apply`] for how
+    /// The right shift the seed records for the value (see [`super::apply`](mod@super::apply) for how
     /// `SHIFT2`/`SHIFT8` combine with it).
     pub shift: u8,
 }
@@ -173,7 +173,7 @@ pub fn describe(code: u32) -> Option<&'static RelocDesc> {
 
 /// The value an action inserts, by the name the seed gives it (`ADDR`, `SHIFT2`, ...).
 ///
-/// How each kind is encoded into its field is defined by [`crate::reloc::apply`].
+/// How each kind is encoded into its field is defined by [`crate::reloc::apply`](mod@crate::reloc::apply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ValueKind {
     /// `ADDR`: The target address (symbol value + addend) as the linker knows it: a section or window offset, or an absolute address.
