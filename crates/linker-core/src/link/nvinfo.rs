@@ -84,6 +84,77 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// What a function's call tree implies: deepest stack, most registers and
+/// barriers, and why the stack size is unknowable (if it is).
+#[derive(Debug, Clone, Copy, Default)]
+struct TreeFacts {
+    depth: u64,
+    regs: u32,
+    barriers: u8,
+    why: Option<&'static str>,
+}
+
+/// Computes [`TreeFacts`] for every live function in one iterative post-order
+/// walk (linear in functions + call edges, no recursion: call chains through
+/// thousands of objects stay cheap). `own(f)` gives a function's frame size,
+/// register count and barrier count. A call back into a function still on the
+/// walk's path is recursion; a call through a register makes the stack unknowable.
+fn call_tree_facts(live: &Live, own: impl Fn(u32) -> (u64, u32, u8)) -> Vec<TreeFacts> {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let n = live.funcs.len();
+    let mut facts = vec![TreeFacts::default(); n];
+    let mut state = vec![NEW; n];
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if state[root as usize] != NEW || !live.live[root as usize] {
+            continue;
+        }
+        state[root as usize] = OPEN;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (f, next) = *top;
+            let callees = &live.funcs[f as usize].callees;
+            if next < callees.len() {
+                top.1 += 1;
+                let c = callees[next];
+                if state[c as usize] == NEW {
+                    state[c as usize] = OPEN;
+                    stack.push((c, 0));
+                }
+                continue;
+            }
+            let (frame, regs, barriers) = own(f);
+            let mut t = TreeFacts {
+                depth: 0,
+                regs,
+                barriers,
+                why: live.funcs[f as usize]
+                    .indirect_call
+                    .then_some("calls through a function pointer"),
+            };
+            for &c in callees {
+                match state[c as usize] {
+                    DONE => {
+                        let ct = facts[c as usize];
+                        t.depth = t.depth.max(ct.depth);
+                        t.regs = t.regs.max(ct.regs);
+                        t.barriers = t.barriers.max(ct.barriers);
+                        t.why = t.why.or(ct.why);
+                    }
+                    _ => t.why = Some("is recursive"),
+                }
+            }
+            t.depth += frame;
+            facts[f as usize] = t;
+            state[f as usize] = DONE;
+            stack.pop();
+        }
+    }
+    facts
+}
+
 /// Whether input symbol `idx` of `f` is a definition that lost to another input's.
 fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
     let Some(sym) = f.cubin.symbols.get(idx as usize) else {
@@ -384,7 +455,6 @@ pub(crate) fn build(
         }
     }
     // Call-tree facts.
-    let callees = |fi: u32| -> &[u32] { &live.funcs[fi as usize].callees };
     let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
@@ -408,90 +478,34 @@ pub(crate) fn build(
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
     let mut raised_regs: HashMap<u32, u32> = HashMap::new();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::new();
+    let facts = call_tree_facts(live, |fi| {
+        let sym = syms.func_index[fi as usize];
+        (
+            u64::from(frame.get(&sym).copied().unwrap_or(0)),
+            regcount.get(&sym).copied().unwrap_or(0),
+            fn_barriers.get(&fi).copied().unwrap_or(0),
+        )
+    });
     for &fi in &live_funcs {
         let func = &live.funcs[fi as usize];
         if !func.is_kernel {
             continue;
         }
         let ksym = syms.func_index[fi as usize];
-        // Walk the call tree.
-        let mut max_regs = regcount.get(&ksym).copied().unwrap_or(0);
-        let mut max_bar = fn_barriers.get(&fi).copied().unwrap_or(0);
-        let mut memo: HashMap<u32, u64> = HashMap::new();
-        let mut on_path: HashSet<u32> = HashSet::new();
-        #[allow(clippy::too_many_arguments)]
-        fn depth(
-            fi: u32,
-            callees: &dyn Fn(u32) -> Vec<u32>,
-            frame_of: &dyn Fn(u32) -> u64,
-            indirect: &dyn Fn(u32) -> bool,
-            memo: &mut HashMap<u32, u64>,
-            on_path: &mut HashSet<u32>,
-            unknowable: &mut Option<&'static str>,
-            visit: &mut dyn FnMut(u32),
-        ) -> u64 {
-            if let Some(&d) = memo.get(&fi) {
-                return d;
-            }
-            visit(fi);
-            if indirect(fi) && unknowable.is_none() {
-                *unknowable = Some("calls through a function pointer");
-            }
-            on_path.insert(fi);
-            let mut best = 0u64;
-            for c in callees(fi) {
-                if on_path.contains(&c) {
-                    *unknowable = Some("is recursive");
-                    continue;
-                }
-                best = best.max(depth(
-                    c, callees, frame_of, indirect, memo, on_path, unknowable, visit,
-                ));
-            }
-            on_path.remove(&fi);
-            let d = frame_of(fi) + best;
-            memo.insert(fi, d);
-            d
-        }
-        let callees_v = |c: u32| callees(c).to_vec();
-        let frame_of = |c: u32| {
-            frame
-                .get(&syms.func_index[c as usize])
-                .copied()
-                .unwrap_or(0) as u64
-        };
-        let indirect = |c: u32| live.funcs[c as usize].indirect_call;
-        let mut visited: Vec<u32> = Vec::new();
-        let mut unk: Option<&'static str> = None;
-        let stack = depth(
-            fi,
-            &callees_v,
-            &frame_of,
-            &indirect,
-            &mut memo,
-            &mut on_path,
-            &mut unk,
-            &mut |c| visited.push(c),
-        );
-        let unknowable = unk;
-        for c in visited {
-            let csym = syms.func_index[c as usize];
-            max_regs = max_regs.max(regcount.get(&csym).copied().unwrap_or(0));
-            max_bar = max_bar.max(fn_barriers.get(&c).copied().unwrap_or(0));
-        }
-        if let Some(why) = unknowable {
+        let t = facts[fi as usize];
+        if let Some(why) = t.why {
             stack_warnings.push(format!(
                 "stack size for kernel '{}' cannot be statically determined: its call tree {why}",
                 syms.names[ksym as usize]
             ));
         }
         if regcount.contains_key(&ksym) {
-            raised_regs.insert(ksym, max_regs);
+            raised_regs.insert(ksym, t.regs);
         }
-        if max_bar > fn_barriers.get(&fi).copied().unwrap_or(0) {
-            kernel_barriers.insert(fi, max_bar);
+        if t.barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
+            kernel_barriers.insert(fi, t.barriers);
         }
-        min_stack.push((ksym, u32::try_from(stack).unwrap_or(u32::MAX)));
+        min_stack.push((ksym, u32::try_from(t.depth).unwrap_or(u32::MAX)));
     }
     let nwarn = stack_warnings.len();
     for w in stack_warnings.iter().take(MAX_STACK_WARNINGS) {
