@@ -148,7 +148,7 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
                     continue;
                 };
                 match from_func {
-                    Some(caller) if callee != caller => {
+                    Some(caller) if callee != caller || is_call_reloc(r.rtype) => {
                         let c = &mut live.funcs[caller as usize];
                         if !c.callees.contains(&callee) {
                             c.callees.push(callee);

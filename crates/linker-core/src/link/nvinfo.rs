@@ -84,6 +84,41 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// Live functions with callees before callers (back edges of cycles ignored).
+fn post_order(live: &Live) -> Vec<u32> {
+    let n = live.funcs.len();
+    let mut state = vec![0u8; n];
+    let mut order = Vec::with_capacity(n);
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if state[root as usize] != 0 || !live.live[root as usize] {
+            continue;
+        }
+        state[root as usize] = 1;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (f, next) = *top;
+            let callees = &live.funcs[f as usize].callees;
+            if next < callees.len() {
+                top.1 += 1;
+                let c = callees[next];
+                if state[c as usize] == 0 {
+                    state[c as usize] = 1;
+                    stack.push((c, 0));
+                }
+            } else {
+                state[f as usize] = 2;
+                order.push(f);
+                stack.pop();
+            }
+        }
+    }
+    order
+}
+
+/// Why a recursive call tree's stack is unknowable.
+const RECURSIVE: &str = "is recursive";
+
 /// What a function's call tree implies: deepest stack, most registers and
 /// barriers, and why the stack size is unknowable (if it is).
 #[derive(Debug, Clone, Copy, Default)]
@@ -143,7 +178,7 @@ fn call_tree_facts(live: &Live, own: impl Fn(u32) -> (u64, u32, u8)) -> Vec<Tree
                         t.barriers = t.barriers.max(ct.barriers);
                         t.why = t.why.or(ct.why);
                     }
-                    _ => t.why = Some("is recursive"),
+                    _ => t.why = Some(RECURSIVE),
                 }
             }
             t.depth += frame;
@@ -456,6 +491,7 @@ pub(crate) fn build(
     }
     // Call-tree facts.
     let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
+    let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::new();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
@@ -470,14 +506,45 @@ pub(crate) fn build(
                     if let Some(v) = rec.int_value() {
                         fn_barriers.insert(fi, v as u8);
                     }
+                } else if rec.attr == EiAttr::EIATTR_EXTERNS {
+                    let own: Vec<u32> = rec
+                        .words()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|&w| external(f, w))
+                        .filter_map(|w| out_of(f, w))
+                        .collect();
+                    own_externs.insert(fi, own);
                 }
             }
         }
+    }
+    // EIATTR_EXTERNS of a function after the link: the still-undefined
+    // symbols of its whole call tree, callees' first (as nvlink lists them).
+    let mut externs: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &fi in &post_order(live) {
+        let mut list: Vec<u32> = Vec::new();
+        for c in &live.funcs[fi as usize].callees {
+            if let Some(ce) = externs.get(c) {
+                for &w in ce {
+                    if !list.contains(&w) {
+                        list.push(w);
+                    }
+                }
+            }
+        }
+        for &w in own_externs.get(&fi).map(|v| v.as_slice()).unwrap_or(&[]) {
+            if !list.contains(&w) {
+                list.push(w);
+            }
+        }
+        externs.insert(fi, list);
     }
     let mut stack_warnings: Vec<String> = Vec::new();
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
     let mut raised_regs: HashMap<u32, u32> = HashMap::new();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::new();
+    let mut recursive_kernels: HashSet<u32> = HashSet::new();
     let facts = call_tree_facts(live, |fi| {
         let sym = syms.func_index[fi as usize];
         (
@@ -493,11 +560,18 @@ pub(crate) fn build(
         }
         let ksym = syms.func_index[fi as usize];
         let t = facts[fi as usize];
+        let mut depth = t.depth;
         if let Some(why) = t.why {
             stack_warnings.push(format!(
-                "stack size for kernel '{}' cannot be statically determined: its call tree {why}",
+                "Stack size for entry function '{}' cannot be statically determined (its call tree {why})",
                 syms.names[ksym as usize]
             ));
+            if why == RECURSIVE {
+                // nvlink records "unknown" as the largest value, also as the
+                // kernel's CRS stack size.
+                depth = u64::from(u32::MAX);
+                recursive_kernels.insert(fi);
+            }
         }
         if regcount.contains_key(&ksym) {
             raised_regs.insert(ksym, t.regs);
@@ -505,7 +579,7 @@ pub(crate) fn build(
         if t.barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
             kernel_barriers.insert(fi, t.barriers);
         }
-        min_stack.push((ksym, u32::try_from(t.depth).unwrap_or(u32::MAX)));
+        min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
     }
     let nwarn = stack_warnings.len();
     for w in stack_warnings.iter().take(MAX_STACK_WARNINGS) {
@@ -565,6 +639,12 @@ pub(crate) fn build(
             else {
                 continue;
             };
+            if owned.attr == EiAttr::EIATTR_EXTERNS {
+                continue; // rebuilt below from the call tree
+            }
+            if owned.attr == EiAttr::EIATTR_CRS_STACK_SIZE && recursive_kernels.contains(&fi) {
+                continue; // replaced below
+            }
             if owned.attr == EiAttr::EIATTR_NUM_BARRIERS {
                 has_bar = true;
                 if let Some(&v) = kernel_barriers.get(&fi) {
@@ -577,6 +657,12 @@ pub(crate) fn build(
             if let Some(&v) = kernel_barriers.get(&fi) {
                 out.push(OwnedRecord::bval(EiAttr::EIATTR_NUM_BARRIERS, v));
             }
+        }
+        if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
+            out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
+        }
+        if recursive_kernels.contains(&fi) {
+            out.push(OwnedRecord::words(EiAttr::EIATTR_CRS_STACK_SIZE, &[u32::MAX]));
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&out, &mut bytes)?;

@@ -177,6 +177,8 @@ pub(crate) struct Plan {
     pub tex_slots: Vec<String>,
     /// First slot offset (after the largest parameter bank), fixed on first use.
     pub tex_base: Option<u64>,
+    /// Where each merged `.common` variable was allocated.
+    pub common: HashMap<super::GlobalId, Placement>,
     /// (parameter bank, handle) pairs that already have their driver relocation.
     pub tex_used: std::collections::HashSet<(OutSecId, String)>,
     /// Final order (filled by `finalize_order`): position → section.
@@ -311,7 +313,7 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 }
 
 /// Builds the output section list and places every kept input section.
-pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
+pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
     let _span = tracing::info_span!("sections").entered();
     let mut plan = Plan {
         sections: Vec::new(),
@@ -327,6 +329,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
         kept: Vec::new(),
         tex_slots: Vec::new(),
         tex_base: None,
+        common: HashMap::new(),
         tex_used: Default::default(),
         order: Vec::new(),
         index_of: Vec::new(),
@@ -464,6 +467,36 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
+        }
+    }
+    // `.common` variables: allocated after the bss contributions of
+    // `.nv.global`, in reverse order of first mention (as nvlink does), each at
+    // its first declaration's alignment with the largest size declared.
+    let commons: Vec<(super::GlobalId, super::symbols::Common)> = db
+        .globals
+        .values()
+        .enumerate()
+        .filter_map(|(i, g)| g.common.map(|c| (super::GlobalId(i as u32), c)))
+        .collect();
+    if !commons.is_empty() {
+        let id = match plan.merged.get(".nv.global") {
+            Some(&id) => id,
+            None => {
+                let mut o = OutSection::new(".nv.global", SHT_NOBITS, Role::NoBits);
+                o.flags = SHF_WRITE | SHF_ALLOC;
+                o.body = Body::NoBits;
+                let id = plan.add(o);
+                plan.merged.insert(".nv.global".to_string(), id);
+                id
+            }
+        };
+        for (gid, c) in commons.iter().rev() {
+            let o = plan.sec_mut(id);
+            o.section_symbol = true;
+            o.align = o.align.max(c.align);
+            let offset = align_up(o.size, c.align);
+            o.size = offset + c.size;
+            plan.common.insert(*gid, Placement { out: id, offset });
         }
     }
     if any_dynamic_shared {
