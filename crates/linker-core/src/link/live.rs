@@ -167,6 +167,37 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
             }
         }
     }
+    // Calls ptxas resolved itself (a function calling itself or a neighbour
+    // PC-relatively) have no relocation; the input call graph lists them.
+    for f in files {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == crate::elf::SHT_CUDA_CALLGRAPH)
+        {
+            let Ok(graph) = crate::cubin::callgraph::CallGraph::parse(s.data) else {
+                continue; // reported by the nvinfo phase
+            };
+            for e in graph.calls {
+                let nsyms = f.cubin.symbols.len() as u32;
+                if e.caller >= nsyms || e.callee >= nsyms {
+                    continue;
+                }
+                let at = |index| SymRef { file: f.id, index };
+                let (Some(caller), Some(callee)) = (
+                    live.func_of_symbol(files, db, at(e.caller)),
+                    live.func_of_symbol(files, db, at(e.callee)),
+                ) else {
+                    continue;
+                };
+                let c = &mut live.funcs[caller as usize];
+                if !c.callees.contains(&callee) {
+                    c.callees.push(callee);
+                }
+            }
+        }
+    }
     roots.extend(
         live.funcs
             .iter()
