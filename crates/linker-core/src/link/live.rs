@@ -84,7 +84,11 @@ pub(crate) fn is_indirect_call_reloc(rtype: u32) -> bool {
 }
 
 /// Computes the live functions and kept sections.
-pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
+pub(crate) fn mark(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    kernels_used: Option<&[String]>,
+) -> Live {
     let _span = tracing::info_span!("live").entered();
     let mut funcs = Vec::new();
     let mut func_of_text: Vec<Vec<Option<u32>>> = Vec::with_capacity(files.len());
@@ -198,11 +202,18 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
             }
         }
     }
+    let wanted = |f: &Func| -> bool {
+        let Some(list) = kernels_used else {
+            return true;
+        };
+        let name = files[f.key.file.0 as usize].cubin.symbols[f.sym as usize].name;
+        list.iter().any(|k| name.contains(k.as_str()))
+    };
     roots.extend(
         live.funcs
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.is_kernel)
+            .filter(|(_, f)| f.is_kernel && wanted(f))
             .map(|(i, _)| i as u32),
     );
     let mut stack = roots;

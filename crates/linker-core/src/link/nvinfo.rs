@@ -107,16 +107,23 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                     }
                 }
             } else if s.sh_type == SHT_CUDA_CALLGRAPH {
-                let Ok(g) = CallGraph::parse(s.data) else { continue };
+                let Ok(g) = CallGraph::parse(s.data) else {
+                    continue;
+                };
                 for e in g.calls {
                     let caller = f.cubin.symbols.get(e.caller as usize);
                     let callee = f.cubin.symbols.get(e.callee as usize);
-                    let (Some(caller), Some(callee)) = (caller, callee) else { continue };
-                    let caller_live = caller
-                        .section()
-                        .is_some_and(|t| live_text(t))
-                        && db.resolve(SymRef { file: f.id, index: e.caller })
-                            == Some(SymRef { file: f.id, index: e.caller });
+                    let (Some(caller), Some(callee)) = (caller, callee) else {
+                        continue;
+                    };
+                    let caller_live = caller.section().is_some_and(|t| live_text(t))
+                        && db.resolve(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        }) == Some(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        });
                     if caller_live {
                         out.insert(callee.name);
                     }
@@ -375,7 +382,10 @@ pub(crate) fn create_sections(
         let Some(s) = f.cubin.symbols.get(sym as usize) else {
             return false;
         };
-        let r = SymRef { file: f.id, index: sym };
+        let r = SymRef {
+            file: f.id,
+            index: sym,
+        };
         // Not for functions whose address is taken: their prototype travels
         // with the call graph's address-taken list instead.
         let address_taken = live
@@ -712,7 +722,10 @@ pub(crate) fn build(
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
         if recursive_kernels.contains(&fi) {
-            out.push(OwnedRecord::words(EiAttr::EIATTR_CRS_STACK_SIZE, &[u32::MAX]));
+            out.push(OwnedRecord::words(
+                EiAttr::EIATTR_CRS_STACK_SIZE,
+                &[u32::MAX],
+            ));
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&out, &mut bytes)?;
@@ -816,7 +829,10 @@ pub(crate) fn build(
             let Some(s) = f.cubin.symbols.get(sym as usize) else {
                 return false;
             };
-            let r = SymRef { file: f.id, index: sym };
+            let r = SymRef {
+                file: f.id,
+                index: sym,
+            };
             let address_taken = live
                 .func_of_symbol(files, db, r)
                 .is_some_and(|fi| live.funcs[fi as usize].address_taken);

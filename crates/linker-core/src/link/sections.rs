@@ -351,6 +351,8 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
     // Text sections of each file first so that owned sections can link to them.
     let mut text_out: Vec<HashMap<u32, OutSecId>> = files.iter().map(|_| HashMap::new()).collect();
     let mut any_dynamic_shared = false;
+    // Parameter banks of kernels whose (weak) definition lost to another input's.
+    let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -379,6 +381,18 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
             );
         for s in text_first {
             let i = s.index as usize;
+            if !kept[i] && s.sh_type == SHT_CUDA_CONSTANT0 {
+                if let Some(text) = f.owner[i] {
+                    let sym = f.func_sym[text as usize];
+                    let r = super::symbols::SymRef {
+                        file: f.id,
+                        index: sym,
+                    };
+                    if let Some(winner) = db.resolve(r).filter(|w| *w != r) {
+                        overridden_banks.push((f.id, s.index, winner));
+                    }
+                }
+            }
             if !kept[i] || is_rebuilt(s) {
                 continue;
             }
@@ -468,6 +482,35 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
         }
+    }
+    // nvlink appends the parameter bank of an overridden weak kernel to the
+    // winner's bank of the same name (0x218 + 0x218 on sm_90).
+    for (fid, sec, winner) in overridden_banks {
+        let wf = &files[winner.file.0 as usize];
+        let wsym = &wf.cubin.symbols[winner.index as usize];
+        let Some(wtext) = wsym.section() else {
+            continue;
+        };
+        let Some(wbank) = wf.cubin.sections.iter().find(|b| {
+            b.sh_type == SHT_CUDA_CONSTANT0 && b.info == wtext && b.flags & SHF_INFO_LINK != 0
+        }) else {
+            continue;
+        };
+        let Some(p) = plan.placement[winner.file.0 as usize][wbank.index as usize] else {
+            continue;
+        };
+        let input = &files[fid.0 as usize].cubin.sections[sec as usize];
+        let o = plan.sec_mut(p.out);
+        let offset = align_up(o.size, input.addralign.max(1));
+        o.size = offset + input.size;
+        if let Body::Pieces(pieces) = &mut o.body {
+            pieces.push(Piece {
+                file: fid,
+                section: sec,
+                offset,
+            });
+        }
+        plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: p.out, offset });
     }
     // `.common` variables: allocated after the bss contributions of
     // `.nv.global`, in reverse order of first mention (as nvlink does), each at
