@@ -370,6 +370,7 @@ struct Sample {
 fn measure(cmd: &mut Command, err_file: &Path) -> Result<Sample, String> {
     let err = std::fs::File::create(err_file).map_err(|e| io_err("create", err_file, e))?;
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(err);
+    reset_peak_rss();
     let t = Instant::now();
     let child = cmd
         .spawn()
@@ -389,6 +390,16 @@ fn measure(cmd: &mut Command, err_file: &Path) -> Result<Sample, String> {
         code,
         first_err,
     })
+}
+
+/// Resets this process's peak RSS (`VmHWM`) to its current RSS (Linux >= 4.0).
+///
+/// Needed because the kernel folds the RSS peak of the process image a child
+/// replaces at `exec` (with `vfork`/`posix_spawn`, which std uses, that is *this*
+/// process's memory) into the child's `ru_maxrss`: without the reset every child
+/// would report at least xtask's own peak.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// Reaping a child with its resource usage.
@@ -594,14 +605,26 @@ fn measure_workload(
 
 /// The floor: read every input, write `out_len` bytes to `out` (no fsync).
 fn floor_once(inputs: &[PathBuf], out_len: usize, out: &Path) -> Result<Duration, String> {
+    use std::io::Read as _;
+    // One reused buffer and chunked writes keep xtask's own RSS small (see
+    // `reset_peak_rss`).
     let t = Instant::now();
+    let mut buf = Vec::new();
     let mut total = 0usize;
     for p in inputs {
-        total += std::fs::read(p).map_err(|e| io_err("read", p, e))?.len();
+        buf.clear();
+        let mut f = std::fs::File::open(p).map_err(|e| io_err("open", p, e))?;
+        total += f.read_to_end(&mut buf).map_err(|e| io_err("read", p, e))?;
     }
-    let buf = vec![(total & 0xff) as u8; out_len];
+    let chunk = vec![(total & 0xff) as u8; 1 << 20];
     let mut f = std::fs::File::create(out).map_err(|e| io_err("create", out, e))?;
-    f.write_all(&buf).map_err(|e| io_err("write", out, e))?;
+    let mut left = out_len;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        f.write_all(&chunk[..n])
+            .map_err(|e| io_err("write", out, e))?;
+        left -= n;
+    }
     drop(f);
     Ok(t.elapsed())
 }
@@ -811,7 +834,7 @@ fn render_report(
             t(2)
         );
     } else {
-        s.push_str("* culink thread scaling: not measured (culink unavailable).\n");
+        s.push_str("* culink thread scaling: not measured (culink unavailable or failing).\n");
     }
     s
 }
@@ -884,6 +907,19 @@ mod tests {
         assert_eq!(s.first_err, "oops");
         if cfg!(target_os = "linux") {
             assert!(s.max_rss_kib.is_some_and(|k| k > 0));
+            // xtask's own (freed) peak must not leak into the child's ru_maxrss.
+            let big = vec![1u8; 300 << 20];
+            assert_eq!(
+                big.iter().step_by(4096).map(|&b| b as usize).sum::<usize>(),
+                300 << 8
+            );
+            drop(big);
+            let s = measure(&mut Command::new("true"), &err).unwrap();
+            let rss = s.max_rss_kib.unwrap_or(0);
+            assert!(
+                rss < 100 << 10,
+                "child peak RSS {rss} KiB includes xtask's peak"
+            );
         }
     }
 
