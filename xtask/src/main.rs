@@ -4,6 +4,8 @@
 //! `run(args: &[String]) -> Result<(), String>`; adding one is one entry in
 //! [`SUBCOMMANDS`] (and its module).
 
+mod bench;
+mod bench_gen;
 mod fixtures;
 mod nv_tools;
 mod test;
@@ -38,6 +40,12 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "test [CARGO TEST ARGS...]",
         summary: "get the NVIDIA tools, then run `cargo test --workspace` with CULINK_NV_TOOLS set",
         run: test::run,
+    },
+    Subcommand {
+        name: "bench",
+        usage: "bench [--quick] [--runs R] [--sizes N,..]",
+        summary: "time nvlink vs culink on synthetic workloads; report in target/bench/report.md",
+        run: bench::run,
     },
 ];
 
