@@ -4,6 +4,7 @@
 //! `run(args: &[String]) -> Result<(), String>`; adding one is one entry in
 //! [`SUBCOMMANDS`] (and its module).
 
+mod capi_header;
 mod fixtures;
 mod nv_tools;
 mod test;
@@ -38,6 +39,13 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "test [CARGO TEST ARGS...]",
         summary: "get the NVIDIA tools, then run `cargo test --workspace` with CULINK_NV_TOOLS set",
         run: test::run,
+    },
+    Subcommand {
+        name: "capi-header",
+        usage: "capi-header [--check]",
+        summary:
+            "generate crates/linker-capi/include/culink.h with cbindgen (--check: compare only)",
+        run: capi_header::run,
     },
 ];
 
