@@ -145,12 +145,6 @@ pub struct culinkHandle_st {
 #[allow(non_camel_case_types)]
 pub type culinkHandle = *mut culinkHandle_st;
 
-/// One input, with what its bytes looked like when it was added.
-struct Input {
-    source: InputSource,
-    kind: Kind,
-}
-
 /// Where a handle is in its life.
 enum Phase {
     /// Taking inputs.
@@ -164,7 +158,7 @@ enum Phase {
 /// The state of one handle.
 struct State {
     options: LinkOptions,
-    inputs: Vec<Input>,
+    inputs: Vec<InputSource>,
     phase: Phase,
     error_log: String,
     info_log: String,
@@ -203,10 +197,7 @@ impl State {
         if let Err(code) = check_input(ty, kind, &data, &name) {
             return self.fail(code.0, code.1);
         }
-        self.inputs.push(Input {
-            source: InputSource::Bytes { name, data },
-            kind,
-        });
+        self.inputs.push(InputSource::Bytes { name, data });
         CULINK_SUCCESS
     }
 
@@ -215,8 +206,9 @@ impl State {
             return code;
         }
         self.phase = Phase::Failed;
+        // Complete runs once: the inputs go to the link and are freed after it.
         let mut opts = self.options.clone();
-        opts.inputs = self.inputs.iter().map(|i| i.source.clone()).collect();
+        opts.inputs = std::mem::take(&mut self.inputs);
         match linker_core::link(&opts) {
             Ok(out) => {
                 self.log_diagnostics(&out.diagnostics);
@@ -225,31 +217,11 @@ impl State {
             }
             Err(failure) => {
                 self.log_diagnostics(&failure.diagnostics);
-                let mut code = None;
-                for e in failure.errors() {
-                    let c = match e.kind {
-                        ErrorKind::Arch => CULINK_ERROR_ARCH_MISMATCH,
-                        _ => CULINK_ERROR_INVALID_INPUT,
-                    };
-                    code.get_or_insert(c);
-                    // Inputs the core may not take yet: say so next to its error.
-                    let input = self
-                        .inputs
-                        .iter()
-                        .find(|i| e.file.as_deref() == Some(i.source.display_name().as_str()));
-                    if let Some(i) = input {
-                        if matches!(i.kind, Kind::Fatbin | Kind::Archive | Kind::HostObject)
-                            && matches!(e.kind, ErrorKind::Malformed | ErrorKind::Unsupported)
-                        {
-                            let note = format!(
-                                "{}: the input is {}; this build of culink may not link such inputs yet",
-                                i.source.display_name(),
-                                i.kind.describe()
-                            );
-                            push_line(&mut self.error_log, "note", &note);
-                        }
-                    }
-                }
+                // The first error picks the result; the log has them all.
+                let code = failure.errors().next().map(|e| match e.kind {
+                    ErrorKind::Arch => CULINK_ERROR_ARCH_MISMATCH,
+                    _ => CULINK_ERROR_INVALID_INPUT,
+                });
                 match code {
                     Some(c) => c,
                     None => self.fail(CULINK_ERROR_INTERNAL, "link failed without an error"),
@@ -774,6 +746,143 @@ pub extern "C" fn culinkGetErrorString(result: c_int) -> *const c_char {
         _ => c"CULINK_ERROR_UNKNOWN",
     };
     name.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_handle() -> culinkHandle {
+        let arch = c"-arch=sm_90";
+        let mut opts = [arch.as_ptr()];
+        let mut h: culinkHandle = std::ptr::null_mut();
+        // SAFETY: `h` and `opts` are live locals; the option is NUL-terminated.
+        assert_eq!(
+            unsafe { culinkCreate(&mut h, 1, opts.as_mut_ptr()) },
+            CULINK_SUCCESS
+        );
+        h
+    }
+
+    fn error_log(h: culinkHandle) -> String {
+        let mut n = 0;
+        // SAFETY: `n` is a live local.
+        assert_eq!(unsafe { culinkGetErrorLogSize(h, &mut n) }, CULINK_SUCCESS);
+        let mut buf = vec![0 as c_char; n];
+        // SAFETY: `buf` holds the log's size.
+        assert_eq!(
+            unsafe { culinkGetErrorLog(h, buf.as_mut_ptr()) },
+            CULINK_SUCCESS
+        );
+        // SAFETY: the log was written NUL-terminated into `buf`.
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn panics_become_internal_errors() {
+        assert_eq!(entry(|| panic!("outside a handle")), CULINK_ERROR_INTERNAL);
+        let mut h = new_handle();
+        assert_eq!(with_state(h, |_| panic!("boom")), CULINK_ERROR_INTERNAL);
+        let log = error_log(h);
+        assert!(
+            log.contains("internal error") && log.contains("boom"),
+            "{log}"
+        );
+        // The handle (and its mutex) is still usable.
+        assert_eq!(culinkComplete(h), CULINK_ERROR_INVALID_INPUT);
+        // SAFETY: `h` is a live local.
+        assert_eq!(unsafe { culinkDestroy(&mut h) }, CULINK_SUCCESS);
+    }
+
+    #[test]
+    fn result_names_match_the_enum() {
+        for r in [
+            CULINK_SUCCESS,
+            CULINK_ERROR_NULL_INPUT,
+            CULINK_ERROR_INVALID_STATE,
+        ] {
+            // SAFETY: culinkGetErrorString returns a static NUL-terminated string.
+            let name = unsafe { CStr::from_ptr(culinkGetErrorString(r as c_int)) };
+            assert_eq!(name.to_str().unwrap(), format!("{r:?}"));
+        }
+    }
+
+    #[test]
+    fn input_type_checks() {
+        let name = "x";
+        let check = |ty, data: &[u8]| {
+            check_input(ty, sniff::sniff(data), data, name)
+                .err()
+                .map(|e| e.0)
+        };
+        let fatbin = [0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0];
+        assert_eq!(check(CULINK_INPUT_FATBIN, &fatbin), None);
+        assert_eq!(check(CULINK_INPUT_ANY, &fatbin), None);
+        assert_eq!(
+            check(CULINK_INPUT_CUBIN, &fatbin),
+            Some(CULINK_ERROR_INCORRECT_INPUT_TYPE)
+        );
+        assert_eq!(check(CULINK_INPUT_LIBRARY, b"!<arch>\n"), None);
+        assert_eq!(
+            check(CULINK_INPUT_FATBIN, b"!<arch>\n"),
+            Some(CULINK_ERROR_INCORRECT_INPUT_TYPE)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_LIBRARY, b"junk"),
+            Some(CULINK_ERROR_INVALID_INPUT)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_LTOIR, b"anything"),
+            Some(CULINK_ERROR_NVVM_COMPILE)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_ANY, b"BC\xc0\xde"),
+            Some(CULINK_ERROR_NVVM_COMPILE)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_NONE, b"x"),
+            Some(CULINK_ERROR_UNRECOGNIZED_INPUT)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_INDEX, b"x"),
+            Some(CULINK_ERROR_UNRECOGNIZED_INPUT)
+        );
+        assert_eq!(check(-1, b"x"), Some(CULINK_ERROR_UNRECOGNIZED_INPUT));
+        assert_eq!(
+            check(CULINK_INPUT_ANY, b""),
+            Some(CULINK_ERROR_INVALID_INPUT)
+        );
+    }
+
+    #[test]
+    fn inputs_the_core_may_refuse_are_passed_through() {
+        let mut h = new_handle();
+        let fatbin = [
+            0x50u8, 0xed, 0x55, 0xba, 1, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        // SAFETY: `fatbin` and the name are live for the call.
+        let r = unsafe {
+            culinkAddData(
+                h,
+                CULINK_INPUT_FATBIN,
+                fatbin.as_ptr().cast(),
+                fatbin.len(),
+                c"k.fatbin".as_ptr(),
+            )
+        };
+        assert_eq!(r, CULINK_SUCCESS);
+        // The core decides by content; whatever it makes of this (empty) fatbin,
+        // a failure is reported against the input's name.
+        let r = culinkComplete(h);
+        if r != CULINK_SUCCESS {
+            let log = error_log(h);
+            assert!(log.contains("k.fatbin"), "{log}");
+        }
+        // SAFETY: `h` is a live local.
+        assert_eq!(unsafe { culinkDestroy(&mut h) }, CULINK_SUCCESS);
+    }
 }
 
 /// `docs/library.md`, so `cargo test` compiles its Rust example.

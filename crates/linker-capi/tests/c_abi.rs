@@ -92,6 +92,7 @@ fn build_and_run(tag: &str, link_args: &[String]) {
     let out = Command::new("gcc")
         .args([
             "-std=c11",
+            "-pedantic",
             "-D_POSIX_C_SOURCE=200809L",
             "-Wall",
             "-Wextra",
@@ -231,4 +232,46 @@ fn every_export_is_in_the_header() {
         count += 1;
     }
     assert!(count >= 13, "only {count} exports found");
+}
+
+/// The header also serves C++ (`extern "C"`, no C-only constructs), and takes
+/// nvJitLink-style calls unchanged.
+#[test]
+fn header_compiles_as_cpp() {
+    if !have("g++") {
+        eprintln!("skipped: g++ not found");
+        return;
+    }
+    let dir = scratch("cpp");
+    let src = dir.join("use.cpp");
+    std::fs::write(
+        &src,
+        "#include \"culink.h\"\n\
+         int main() {\n\
+           culinkHandle h = nullptr;\n\
+           const char *opts[] = {\"-arch=sm_90\"};\n\
+           culinkResult r = culinkCreate(&h, 1, opts);\n\
+           r = culinkAddData(h, CULINK_INPUT_ANY, \"x\", 1, \"x\");\n\
+           return r == CULINK_SUCCESS ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let out = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsyntax-only",
+            "-I",
+        ])
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .output()
+        .expect("run g++");
+    assert!(
+        out.status.success(),
+        "g++ failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
