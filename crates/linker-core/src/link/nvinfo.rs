@@ -116,7 +116,7 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                     let (Some(caller), Some(callee)) = (caller, callee) else {
                         continue;
                     };
-                    let caller_live = caller.section().is_some_and(|t| live_text(t))
+                    let caller_live = caller.section().is_some_and(&live_text)
                         && db.resolve(SymRef {
                             file: f.id,
                             index: e.caller,
