@@ -11,7 +11,8 @@
 //! | `-v`, `-verbose`, `--verbose`, `-time` | phase timings and statistics in the info log |
 //! | `-w`, `--disable-warnings` | no warnings in the info log |
 //! | `-Werror`, `--warning-as-error` | warnings are errors |
-//! | `-lto`, `-O0`..`-O3`, `-g`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-kernels-used=S`, `-variables-used=S`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
+//! | `-kernels-used=K[,K...]`, `-kernels-used K` (repeatable) | keep only kernels whose name contains one of these (as nvlink's) |
+//! | `-lto`, `-O0`..`-O3`, `-g`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-variables-used=S`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
 //!
 //! Anything else (including `-ptx`: culink produces cubins only) is
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
@@ -75,7 +76,6 @@ const IGNORED_VALUED: &[&str] = &[
     "prec-div",
     "prec-sqrt",
     "fma",
-    "kernels-used",
     "variables-used",
     "Xptxas",
     "split-compile",
@@ -135,6 +135,20 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
                     "w" | "disable-warnings" => opts.no_warnings = true,
                     _ => opts.warnings_as_errors = true,
                 }
+            }
+            "kernels-used" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => it.next().ok_or_else(|| {
+                        err(
+                            OptionErrorKind::Unrecognized,
+                            format!("option '{a}' requires a value"),
+                        )
+                    })?,
+                };
+                opts.kernels_used
+                    .get_or_insert_with(Vec::new)
+                    .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from));
             }
             n if IGNORED_FLAGS.contains(&n) && inline.is_none() => {}
             n if IGNORED_VALUED.contains(&n) && inline.is_some() => {}
@@ -215,6 +229,13 @@ mod tests {
         assert!(o.verbose && o.no_warnings && o.warnings_as_errors);
         let o = parse_options(&["-time", "-arch=sm_90", "--warning-as-error"]).unwrap();
         assert!(o.verbose && o.warnings_as_errors);
+        assert_eq!(o.kernels_used, None);
+        let o =
+            parse_options(&["-arch=sm_90", "-kernels-used=k1,k2", "-kernels-used", "k3"]).unwrap();
+        assert_eq!(
+            o.kernels_used,
+            Some(vec!["k1".into(), "k2".into(), "k3".into()])
+        );
         // nvJitLink's compile options are accepted and ignored.
         parse_options(&[
             "-arch=sm_90",
