@@ -4,7 +4,6 @@
 //! result compares with nvlink is `linker-core`'s `link_fixtures` test; this one
 //! proves the C ABI adds nothing and loses nothing.
 
-#[allow(dead_code)]
 #[path = "../../linker-core/tests/common/mod.rs"]
 mod common;
 
