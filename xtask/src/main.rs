@@ -6,6 +6,7 @@
 
 mod bench;
 mod bench_gen;
+mod capi_header;
 mod fixtures;
 mod nv_tools;
 mod test;
@@ -46,6 +47,13 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "bench [--quick] [--runs R] [--sizes N,..]",
         summary: "time nvlink vs culink on synthetic workloads; report in target/bench/report.md",
         run: bench::run,
+    },
+    Subcommand {
+        name: "capi-header",
+        usage: "capi-header [--check]",
+        summary:
+            "generate crates/linker-capi/include/culink.h with cbindgen (--check: compare only)",
+        run: capi_header::run,
     },
 ];
 
