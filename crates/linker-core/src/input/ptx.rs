@@ -1,5 +1,6 @@
 //! PTX inputs: compiled to a relocatable cubin by an external `ptxas`
-//! (`ptxas -arch=sm_XX -c in.ptx -o out.o`), found as `LinkOptions::ptxas`, else
+//! (`ptxas -arch=sm_XX -m64 -c in.ptx -o out.o`, the options nvlink's built-in
+//! ptxas records), found as `LinkOptions::ptxas`, else
 //! `ptxas` on `PATH`. nvlink compiles PTX with a built-in ptxas; culink has none.
 
 use crate::arch::SmArch;
@@ -66,6 +67,7 @@ pub fn compile(ptx: &[u8], name: &str, arch: SmArch, ptxas: &Path) -> Result<Vec
         std::fs::write(&src, &ptx[..end]).map_err(|e| io("cannot write PTX for ptxas", e))?;
         let run = std::process::Command::new(ptxas)
             .arg(format!("-arch={arch}"))
+            .arg("-m64")
             .arg("-c")
             .arg(&src)
             .arg("-o")

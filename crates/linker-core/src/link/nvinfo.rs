@@ -662,7 +662,10 @@ pub(crate) fn build(
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
         if recursive_kernels.contains(&fi) {
-            out.push(OwnedRecord::words(EiAttr::EIATTR_CRS_STACK_SIZE, &[u32::MAX]));
+            out.push(OwnedRecord::words(
+                EiAttr::EIATTR_CRS_STACK_SIZE,
+                &[u32::MAX],
+            ));
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&out, &mut bytes)?;

@@ -344,8 +344,11 @@ pub(crate) fn classify(
             continue;
         }
         diags.error(
-            Error::new(ErrorKind::Symbol, format!("undefined reference to '{name}'"))
-                .in_file(f.name),
+            Error::new(
+                ErrorKind::Symbol,
+                format!("undefined reference to '{name}'"),
+            )
+            .in_file(f.name),
         );
     }
     let _ = live;

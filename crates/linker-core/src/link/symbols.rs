@@ -165,9 +165,17 @@ pub(crate) fn resolve<'d>(
                     format!(
                         "'{}' is a {} in '{}' but a {} in '{}': memory space doesn't match",
                         sym.name,
-                        if is_variable(sym) { "variable" } else { "function" },
+                        if is_variable(sym) {
+                            "variable"
+                        } else {
+                            "function"
+                        },
                         f.name,
-                        if is_variable(first) { "variable" } else { "function" },
+                        if is_variable(first) {
+                            "variable"
+                        } else {
+                            "function"
+                        },
                         first_file.name
                     ),
                 ));
