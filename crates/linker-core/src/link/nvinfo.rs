@@ -84,6 +84,56 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// Names of functions (defined or not) that a live function calls directly,
+/// by call relocation or by the inputs' call-graph list of direct calls.
+fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
+    let mut out = HashSet::new();
+    for f in files {
+        let fid = f.id.0 as usize;
+        let live_text = |text: u32| {
+            live.func_of_text[fid]
+                .get(text as usize)
+                .copied()
+                .flatten()
+                .is_some_and(|fi| live.live[fi as usize])
+        };
+        for s in &f.cubin.sections {
+            if s.is_reloc() && live_text(s.info) {
+                for r in f.cubin.relocs(s) {
+                    if super::live::is_call_reloc(r.rtype) {
+                        if let Some(sym) = f.cubin.symbols.get(r.sym as usize) {
+                            out.insert(sym.name);
+                        }
+                    }
+                }
+            } else if s.sh_type == SHT_CUDA_CALLGRAPH {
+                let Ok(g) = CallGraph::parse(s.data) else {
+                    continue;
+                };
+                for e in g.calls {
+                    let caller = f.cubin.symbols.get(e.caller as usize);
+                    let callee = f.cubin.symbols.get(e.callee as usize);
+                    let (Some(caller), Some(callee)) = (caller, callee) else {
+                        continue;
+                    };
+                    let caller_live = caller.section().is_some_and(&live_text)
+                        && db.resolve(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        }) == Some(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        });
+                    if caller_live {
+                        out.insert(callee.name);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Live functions with callees before callers (back edges of cycles ignored).
 fn post_order(live: &Live) -> Vec<u32> {
     let n = live.funcs.len();
@@ -220,7 +270,11 @@ pub(crate) fn lost_to_earlier(
         index: idx,
     };
     let _ = files;
-    matches!(db.resolve(r), Some(def) if def != r && def.file < f.id)
+    // nvlink drops a definition's debug entries when another definition
+    // already existed when its file was read (the first definition keeps its
+    // entries even if a later strong one replaces it).
+    let first = db.global_of[f.id.0 as usize][idx as usize].and_then(|g| db.global(g).1.first_def);
+    db.resolve(r) != Some(r) && first != Some(r)
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
@@ -321,7 +375,24 @@ pub(crate) fn create_sections(
         o.section_symbol = true;
         m.callgraph = Some(plan.add(o));
     }
-    // .nv.prototype exists only when an entry survives.
+    // .nv.prototype exists only when an entry survives: nvlink keeps the
+    // prototypes of functions something live calls directly.
+    let called = called_names(files, db, live);
+    let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
+        let Some(s) = f.cubin.symbols.get(sym as usize) else {
+            return false;
+        };
+        let r = SymRef {
+            file: f.id,
+            index: sym,
+        };
+        // Not for functions whose address is taken: their prototype travels
+        // with the call graph's address-taken list instead.
+        let address_taken = live
+            .func_of_symbol(files, db, r)
+            .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+        called.contains(s.name) && !address_taken && func_survives(files, db, plan, r)
+    };
     let mut any_proto = false;
     for f in files {
         for s in f
@@ -332,18 +403,7 @@ pub(crate) fn create_sections(
         {
             let entries = crate::cubin::callgraph::parse_prototypes(s.data)
                 .map_err(|e| e.in_file(f.name).in_section(s.name))?;
-            any_proto |= entries.iter().any(|e| {
-                (e.symbol as usize) < f.cubin.symbols.len()
-                    && func_survives(
-                        files,
-                        db,
-                        plan,
-                        SymRef {
-                            file: f.id,
-                            index: e.symbol,
-                        },
-                    )
-            });
+            any_proto |= entries.iter().any(|e| keep_proto(f, e.symbol));
         }
     }
     if any_proto {
@@ -721,8 +781,8 @@ pub(crate) fn build(
             {
                 let cg =
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
-                // Lists 2 and 3 carry a prototype id, not a string offset.
-                let sig = |o: u32| o;
+                // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
+                let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
                 for e in &cg.calls {
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
                         if seen.insert((1, a, b)) {
@@ -734,9 +794,12 @@ pub(crate) fn build(
                     }
                 }
                 for &(a, p) in &cg.address_taken {
+                    // One entry per function: a later input's prototype
+                    // replaces an earlier one (nvlink keeps the last).
                     if let Some(a) = out_of(f, a) {
-                        if seen.insert((2, a, sig(p))) {
-                            g.address_taken.push((a, sig(p)));
+                        match g.address_taken.iter_mut().find(|e| e.0 == a) {
+                            Some(e) => e.1 = sig(p),
+                            None => g.address_taken.push((a, sig(p))),
                         }
                     }
                 }
@@ -761,6 +824,20 @@ pub(crate) fn build(
         results.push((id, bytes));
     }
     if let Some(id) = meta.prototype {
+        let called = called_names(files, db, live);
+        let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
+            let Some(s) = f.cubin.symbols.get(sym as usize) else {
+                return false;
+            };
+            let r = SymRef {
+                file: f.id,
+                index: sym,
+            };
+            let address_taken = live
+                .func_of_symbol(files, db, r)
+                .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+            called.contains(s.name) && !address_taken
+        };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         for f in files {
             for s in f
@@ -772,6 +849,9 @@ pub(crate) fn build(
                 for e in crate::cubin::callgraph::parse_prototypes(s.data)
                     .map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
+                    if !keep_proto(f, e.symbol) {
+                        continue;
+                    }
                     if let Some(sym) = out_of(f, e.symbol) {
                         let ne = PrototypeEntry {
                             symbol: sym,

@@ -35,6 +35,8 @@ pub(crate) struct GlobalSym {
     pub first_mention: SymRef,
     /// Whether every mention so far was weak.
     pub all_weak: bool,
+    /// The first definition seen in command-line order (it may have lost later).
+    pub first_def: Option<SymRef>,
     /// For `.common` variables (while no real definition exists): the merged
     /// size (largest) and alignment (first declaration's).
     pub common: Option<Common>,
@@ -147,6 +149,7 @@ pub(crate) fn resolve<'d>(
                 def_strong: false,
                 first_mention: here,
                 all_weak: true,
+                first_def: None,
                 common: None,
             });
             g.all_weak &= weak;
@@ -204,6 +207,7 @@ pub(crate) fn resolve<'d>(
             if sym.is_undefined() {
                 continue;
             }
+            g.first_def.get_or_insert(here);
             if is_common {
                 match (g.def, g.common.as_mut()) {
                     (None, _) => {

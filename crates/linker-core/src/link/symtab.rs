@@ -289,7 +289,8 @@ pub(crate) fn build(
         symtab.extend_from_slice(&s.value.to_le_bytes());
         symtab.extend_from_slice(&s.size.to_le_bytes());
     }
-    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype.
+    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype
+    // and the call graph's address-taken / indirect-call lists.
     for f in files {
         let Some(st) = f.cubin.symtab else { continue };
         let strdata = f.cubin.sections[f.cubin.sections[st as usize].link as usize].data;
@@ -298,6 +299,11 @@ pub(crate) fn build(
             if sec.sh_type == SHT_CUDA_PROTOTYPE {
                 if let Ok(entries) = crate::cubin::callgraph::parse_prototypes(sec.data) {
                     wanted.extend(entries.iter().map(|e| e.signature));
+                }
+            } else if sec.sh_type == SHT_CUDA_CALLGRAPH {
+                if let Ok(g) = crate::cubin::callgraph::CallGraph::parse(sec.data) {
+                    wanted.extend(g.address_taken.iter().map(|e| e.1));
+                    wanted.extend(g.indirect_calls.iter().map(|e| e.1));
                 }
             }
         }
