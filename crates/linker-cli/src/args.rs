@@ -498,6 +498,42 @@ mod tests {
     }
 
     #[test]
+    fn library_and_input_kind_options() {
+        let c = link(&[
+            "-arch=sm_90",
+            "--lazy-archives",
+            "a.o",
+            "--whole-archive",
+            "libw.a",
+            "-lw",
+            "--no-whole-archive",
+            "libl.a",
+            "-L",
+            "/d",
+            "-lcudadevrt",
+            "--ptxas=/opt/ptxas",
+            "-o",
+            "x",
+        ]);
+        let o = &c.options;
+        assert!(o.lazy_archives);
+        assert_eq!(o.inputs.len(), 3);
+        assert_eq!(o.whole_archive_inputs, vec![1]);
+        assert_eq!(
+            o.libraries,
+            vec![
+                Library {
+                    name: "w".into(),
+                    whole_archive: true
+                },
+                Library::new("cudadevrt")
+            ]
+        );
+        assert_eq!(o.library_paths, vec![PathBuf::from("/d")]);
+        assert_eq!(o.ptxas, Some(PathBuf::from("/opt/ptxas")));
+    }
+
+    #[test]
     fn usage_errors() {
         let e = |s: &[&str]| parse(v(s)).unwrap_err().to_string();
         assert_eq!(

@@ -138,6 +138,28 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
     let images = load::expand_all(&blobs, opts, arch, &mut diags)?;
     let files = load::parse_all(&images, arch, opts.verbose, &mut diags)?;
+    if files.is_empty() {
+        // nvlink writes an empty cubin here; culink refuses (docs/inputs.md).
+        let mut names: Vec<String> = opts
+            .inputs
+            .iter()
+            .take(8)
+            .map(|i| i.display_name())
+            .collect();
+        if opts.inputs.len() > 8 {
+            names.push("...".into());
+        }
+        return Err(diags_fail(
+            &mut diags,
+            Error::new(
+                ErrorKind::Arch,
+                format!(
+                    "no input has device code for {arch}; nothing to link (inputs: {})",
+                    names.join(", ")
+                ),
+            ),
+        ));
+    }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
