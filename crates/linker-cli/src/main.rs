@@ -183,9 +183,27 @@ fn link(cmd: LinkCommand) -> ExitCode {
             eprintln!("culink: {sev}: {}", d.error);
         }
     };
+    // `--register-link-binaries=F`: written whenever the modules are known,
+    // also for a failed link (as nvlink).
+    let register = |ids: Option<&[String]>| -> bool {
+        let (Some(path), Some(ids)) = (&cmd.driver.register_link_binaries, ids) else {
+            return true;
+        };
+        let text = linker_core::register_link_source(ids);
+        match output::write_atomically(path, text.as_bytes()) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("culink: fatal: {}: {e}", path.display());
+                false
+            }
+        }
+    };
     match run_link(&cmd.options) {
         Ok(out) => {
             print_diags(&out.diagnostics);
+            if !register(Some(&out.registered_modules)) {
+                return ExitCode::from(1);
+            }
             if let Err(e) = output::write_atomically(&output, &out.cubin) {
                 eprintln!("culink: fatal: {}: {e}", output.display());
                 return ExitCode::from(1);
@@ -194,6 +212,7 @@ fn link(cmd: LinkCommand) -> ExitCode {
         }
         Err(failure) => {
             print_diags(&failure.diagnostics);
+            register(failure.registered_modules.as_deref());
             if failure.errors().next().is_none() {
                 eprintln!("culink: fatal: link failed");
             }

@@ -119,6 +119,9 @@ pub struct LinkOutput {
     pub cubin: Vec<u8>,
     /// Warnings and information produced on the way.
     pub diagnostics: Vec<Diagnostic>,
+    /// The register-link ids of the loaded modules, in load order (see
+    /// [`register_link_source`]).
+    pub registered_modules: Vec<String>,
 }
 
 /// A failed link: all errors found (a link reports every symbol error at once).
@@ -126,6 +129,11 @@ pub struct LinkOutput {
 pub struct LinkFailure {
     /// Errors, warnings and information produced before the link stopped.
     pub diagnostics: Vec<Diagnostic>,
+    /// The register-link ids of the loaded modules when the link got far enough
+    /// to know them (every input read and merged; e.g. a link failing on an
+    /// undefined reference). `None` when it stopped earlier (unreadable input,
+    /// multiple definitions), where nvlink writes no register-link file either.
+    pub registered_modules: Option<Vec<String>>,
 }
 
 impl LinkFailure {
@@ -145,6 +153,41 @@ impl From<Error> for LinkFailure {
                 severity: Severity::Error,
                 error,
             }],
+            registered_modules: None,
         }
+    }
+}
+
+/// The C source nvlink writes for `--register-link-binaries=F` and
+/// `crt/link.stub` includes: `#define NUM_PRELINKED_OBJECTS n`, then one
+/// `DEFINE_REGISTER_FUNC(<id>)` line per loaded module in load order
+/// (command-line objects, archive members, libcudadevrt's module last).
+/// Every line ends with a newline, as nvlink's.
+pub fn register_link_source(ids: &[String]) -> String {
+    let mut s = format!("#define NUM_PRELINKED_OBJECTS {}\n", ids.len());
+    for id in ids {
+        s.push_str("DEFINE_REGISTER_FUNC(");
+        s.push_str(id);
+        s.push_str(")\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn register_link_source_format() {
+        let ids = vec![
+            "_37cfc621_4_a_cu_587774ad".to_string(),
+            "_tmp_dl_a_cubin".into(),
+        ];
+        assert_eq!(
+            super::register_link_source(&ids),
+            "#define NUM_PRELINKED_OBJECTS 2\nDEFINE_REGISTER_FUNC(_37cfc621_4_a_cu_587774ad)\nDEFINE_REGISTER_FUNC(_tmp_dl_a_cubin)\n"
+        );
+        assert_eq!(
+            super::register_link_source(&[]),
+            "#define NUM_PRELINKED_OBJECTS 0\n"
+        );
     }
 }

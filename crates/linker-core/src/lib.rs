@@ -29,7 +29,8 @@ mod view;
 
 pub use arch::SmArch;
 pub use config::{
-    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, Severity,
+    register_link_source, Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput,
+    Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};

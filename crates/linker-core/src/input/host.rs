@@ -170,12 +170,28 @@ impl<'d> HostObject<'d> {
     }
 }
 
-/// Whether `name` matches a host-reference pattern (`*` at the end matches any suffix).
+/// Whether `name` matches a host-reference pattern: a glob whose `*` matches any
+/// run of characters, anywhere (`_Z5saxpy*`, and for internal kernels
+/// `__nv_static_25__<module>_*5saxpy*`); everything else matches itself.
 pub fn pattern_matches(pattern: &str, name: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => pattern == name,
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else {
+        return pattern == name;
+    };
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    let Some((last, middle)) = tail.split_last() else {
+        return rest.is_empty(); // no `*`: exact match
+    };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
     }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 #[cfg(test)]
@@ -252,6 +268,15 @@ pub(crate) mod tests {
         assert!(pattern_matches("_Z4used*", "_Z4usedPi"));
         assert!(!pattern_matches("_Z4used*", "_Z6unusedPi"));
         assert!(pattern_matches("k", "k") && !pattern_matches("k", "kk"));
+        let devrt = "__nv_static_52__f4510a67_22_cuda_device_runtime_cu_3ecce0c0_2317245_*16memset_3d_device*";
+        assert!(pattern_matches(
+            devrt,
+            "__nv_static_52__f4510a67_22_cuda_device_runtime_cu_3ecce0c0_2317245__Z16memset_3d_deviceIjLi0ELi0ELi0EEv12MemsetParamsIT_E"
+        ));
+        assert!(!pattern_matches(devrt, "__nv_static_52__f4510a67_22_cuda_device_runtime_cu_3ecce0c0_2317245__Z16memcpy_3d_deviceIj"));
+        assert!(pattern_matches("a*b*c", "abc") && pattern_matches("a*b*c", "axxbyyc"));
+        assert!(!pattern_matches("a*b*c", "acb") && !pattern_matches("ab*ba", "aba"));
+        assert!(pattern_matches("*", "") && pattern_matches("**", "x"));
         let bytes = build(&[(".text", b"\xc3")]);
         let plain = HostObject::parse(&bytes).unwrap();
         assert!(plain.fatbin.is_none() && plain.host_refs.is_none());

@@ -12,6 +12,7 @@
 use super::symbols::{SymRef, SymbolDb};
 use super::{FileId, InputFile};
 use crate::elf::{STO_CUDA_ENTRY, STT_SECTION};
+use crate::input::host::pattern_matches;
 use crate::reloc::table::RelocType;
 
 /// A function: the file and its `.text.<fn>` section index.
@@ -84,10 +85,16 @@ pub(crate) fn is_indirect_call_reloc(rtype: u32) -> bool {
 }
 
 /// Computes the live functions and kept sections.
+/// `host_kernels`: host-reference pruning (nvlink's rule when every module is
+/// an `nvcc -dc` host object): only kernels matching one of these patterns
+/// are roots. Kernels reached otherwise (launched from device code, address
+/// taken in data) stay live; undefined functions called only from pruned
+/// kernels are therefore not errors.
 pub(crate) fn mark(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
     kernels_used: Option<&[String]>,
+    host_kernels: Option<&[String]>,
 ) -> Live {
     let _span = tracing::info_span!("live").entered();
     let mut funcs = Vec::new();
@@ -203,11 +210,9 @@ pub(crate) fn mark(
         }
     }
     let wanted = |f: &Func| -> bool {
-        let Some(list) = kernels_used else {
-            return true;
-        };
         let name = files[f.key.file.0 as usize].cubin.symbols[f.sym as usize].name;
-        list.iter().any(|k| name.contains(k.as_str()))
+        kernels_used.is_none_or(|list| list.iter().any(|k| name.contains(k.as_str())))
+            && host_kernels.is_none_or(|pats| pats.iter().any(|p| pattern_matches(p, name)))
     };
     roots.extend(
         live.funcs

@@ -53,6 +53,10 @@ pub(crate) struct NamedBlob {
     pub dir: PathBuf,
     /// How archive members of this input are loaded.
     pub group: Group,
+    /// The register-link id of this input when it is a cubin, fatbinary or PTX
+    /// file: its absolute path (the working directory joined with the path as
+    /// given, not normalised) with every non-alphanumeric byte turned into `_`.
+    pub path_id: String,
 }
 
 impl NamedBlob {
@@ -78,6 +82,107 @@ pub(crate) struct Image<'b> {
     pub name: String,
     pub bytes: ImageBytes<'b>,
     pub group: Group,
+}
+
+/// What the register-link file and host-reference pruning need to know about
+/// one module (an input or archive member), whether or not it gave an image.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ModuleInfo {
+    /// The id in `DEFINE_REGISTER_FUNC(<id>)`: a host object's `__nv_module_id`,
+    /// else the mangled path. `None`: never registered (a host object without
+    /// device code, such as a plain gcc object).
+    pub reg_id: Option<String>,
+    /// The kernel patterns of a host object's `.nvHRKE`/`.nvHRKI` lists;
+    /// `None` when the module carries no host information (cubin, fatbinary,
+    /// PTX, host object without `.nvHR*` sections).
+    pub kernel_refs: Option<Vec<String>>,
+}
+
+/// One module in load order (devrt members last), with its image if it has one.
+#[derive(Debug, Clone)]
+pub(crate) struct Module {
+    pub info: ModuleInfo,
+    /// Index into the images `expand_all` returns.
+    pub image: Option<usize>,
+    pub group: Group,
+}
+
+/// `path` made absolute the way nvlink does for register-link ids (the working
+/// directory joined with the path as given), every byte that is not an ASCII
+/// letter or digit turned into `_`.
+pub(crate) fn mangle_path_id(path: &Path) -> String {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    mangle_id(&abs.to_string_lossy())
+}
+
+/// Every byte of `s` that is not an ASCII letter or digit becomes `_`.
+pub(crate) fn mangle_id(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                b as char
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Which modules are loaded (kept image; or no image, loaded whole), in order:
+/// their register-link ids, and the kernel patterns of host-reference pruning
+/// (`Some` only when every loaded module carries host information and the
+/// lists of the modules other than libcudadevrt's name at least one kernel,
+/// nvlink's rule: `a.o` with empty lists whose kernel calls an undefined
+/// function still fails after libcudadevrt, whose lists are not empty, was
+/// loaded for it).
+pub(crate) fn loaded_modules(
+    modules: &[Module],
+    images: &[Image<'_>],
+    kept: &[bool],
+) -> (Vec<String>, Option<Vec<String>>) {
+    let devrt_loaded = images
+        .iter()
+        .zip(kept)
+        .any(|(img, k)| *k && matches!(img.group, Group::DevRt { .. }));
+    let mut ids = Vec::new();
+    let mut patterns: Vec<String> = Vec::new();
+    let mut all_host = true;
+    let mut own_patterns = false;
+    for m in modules {
+        let loaded = match m.image {
+            Some(i) => kept.get(i).copied().unwrap_or(false),
+            None => match m.group {
+                Group::Always => true,
+                Group::DevRt { .. } => devrt_loaded,
+                Group::Lazy => false,
+            },
+        };
+        if !loaded {
+            continue;
+        }
+        if let Some(id) = &m.info.reg_id {
+            ids.push(id.clone());
+        }
+        match &m.info.kernel_refs {
+            Some(k) => {
+                own_patterns |= !k.is_empty() && !matches!(m.group, Group::DevRt { .. });
+                for p in k {
+                    if !patterns.contains(p) {
+                        patterns.push(p.clone());
+                    }
+                }
+            }
+            None => all_host = false,
+        }
+    }
+    let prune = (all_host && own_patterns).then_some(patterns);
+    (ids, prune)
 }
 
 impl Image<'_> {
@@ -189,6 +294,7 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
     jobs.into_par_iter()
         .map(|(input, group)| match input {
             InputSource::Bytes { name, data } => Ok(NamedBlob {
+                path_id: mangle_id(&name),
                 name,
                 blob: Blob::Owned(data),
                 dir: PathBuf::from("."),
@@ -206,6 +312,7 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
                     blob,
                     dir,
                     group,
+                    path_id: mangle_path_id(&path),
                 })
             }
         })
@@ -216,6 +323,8 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
 #[derive(Default)]
 struct Expanded<'b> {
     images: Vec<Image<'b>>,
+    /// Every module met, in order, with the index of its image in `images`.
+    modules: Vec<(ModuleInfo, Option<usize>, Group)>,
     warnings: Vec<Error>,
     infos: Vec<String>,
 }
@@ -243,33 +352,53 @@ impl Ctx<'_> {
         Ok(None)
     }
 
-    /// Expands one non-archive input (or archive member) into at most one image.
-    /// `Ok(Err(note))`: no device code for the target (the note says why).
+    /// Expands one non-archive input (or archive member) into at most one image,
+    /// with what the register-link file and pruning need to know about it
+    /// (`path_id`: its register id unless it is a host object with a module id).
+    /// `Ok((_, Err(note)))`: no device code for the target (the note says why).
     fn expand_object<'x>(
         &self,
         data: &'x [u8],
         name: &str,
-    ) -> Result<std::result::Result<Cow<'x, [u8]>, Note>> {
+        path_id: &str,
+    ) -> Result<(ModuleInfo, Expansion<'x>)> {
         let in_file = |e: Error| e.in_file(name.to_string());
+        let by_path = ModuleInfo {
+            reg_id: Some(path_id.to_string()),
+            kernel_refs: None,
+        };
         match detect(data) {
-            InputKind::CudaElf => Ok(Ok(Cow::Borrowed(data))),
+            InputKind::CudaElf => Ok((by_path, Ok(Cow::Borrowed(data)))),
             InputKind::Fatbin => match self.image_of_fatbin(data, name).map_err(in_file)? {
-                Some(img) => Ok(Ok(img)),
-                None => Ok(Err(Note::NoArch)),
+                Some(img) => Ok((by_path, Ok(img))),
+                None => Ok((by_path, Err(Note::NoArch))),
             },
             InputKind::HostElf => {
                 let host = HostObject::parse(data).map_err(in_file)?;
+                let kernel_refs = host
+                    .host_refs
+                    .as_ref()
+                    .map(|r| r.kernels.iter().map(|k| k.to_string()).collect());
                 let Some((section, off, fat)) = host.fatbin else {
-                    return Ok(Err(Note::NoDeviceCode));
+                    let info = ModuleInfo {
+                        reg_id: None,
+                        kernel_refs,
+                    };
+                    return Ok((info, Err(Note::NoDeviceCode)));
+                };
+                let info = ModuleInfo {
+                    reg_id: Some(host.module_id.unwrap_or(path_id).to_string()),
+                    kernel_refs,
                 };
                 let img = self
                     .image_of_fatbin(fat, name)
                     .map_err(|e| in_file(e.in_section(section).at(off)))?;
-                Ok(img.ok_or(Note::NoArch))
+                Ok((info, img.ok_or(Note::NoArch)))
             }
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
-                Ok(Ok(Cow::Owned(ptx::compile(data, name, self.arch, &ptxas)?)))
+                let img = ptx::compile(data, name, self.arch, &ptxas)?;
+                Ok((by_path, Ok(Cow::Owned(img))))
             }
             InputKind::Archive => Err(in_file(Error::new(
                 ErrorKind::Unsupported,
@@ -286,6 +415,9 @@ impl Ctx<'_> {
     }
 }
 
+/// One object's device image for the target, or why it has none.
+type Expansion<'x> = std::result::Result<Cow<'x, [u8]>, Note>;
+
 /// Why an input gave no image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Note {
@@ -301,7 +433,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     let mut out = Expanded::default();
     let arch = ctx.arch;
     if detect(data) != InputKind::Archive {
-        match ctx.expand_object(data, &nb.name)? {
+        let (info, result) = ctx.expand_object(data, &nb.name, &nb.path_id)?;
+        let image = result.is_ok().then_some(0);
+        out.modules.push((info, image, Group::Always));
+        match result {
             Ok(img) => out.images.push(Image {
                 name: nb.name.clone(),
                 bytes: match img {
@@ -327,14 +462,18 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     }
     for m in &ar.members {
         let mname = format!("{}({})", nb.name, m.name);
+        let member_id = format!("{}_{}_", nb.path_id, mangle_id(m.name));
         let at = |e: Error| e.in_file(mname.clone());
+        let mut info = ModuleInfo::default();
         let result = match &m.data {
-            MemberData::Inline(bytes) => ctx.expand_object(bytes, &mname).map(|r| {
-                r.map(|img| match img {
-                    Cow::Borrowed(b) => ImageBytes::Borrowed(b),
-                    Cow::Owned(v) => ImageBytes::Owned(v),
+            MemberData::Inline(bytes) => {
+                take_info(ctx.expand_object(bytes, &mname, &member_id), &mut info).map(|r| {
+                    r.map(|img| match img {
+                        Cow::Borrowed(b) => ImageBytes::Borrowed(b),
+                        Cow::Owned(v) => ImageBytes::Owned(v),
+                    })
                 })
-            }),
+            }
             MemberData::External(rel) => {
                 let path = nb.dir.join(rel);
                 let blob = map_file(&path, &mname)?;
@@ -342,7 +481,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                     Blob::Mapped(m) => m,
                     Blob::Owned(b) => b,
                 };
-                let r = ctx.expand_object(bytes, &mname);
+                let r = take_info(ctx.expand_object(bytes, &mname, &member_id), &mut info);
                 match r {
                     // A plain cubin member: keep the map, no copy.
                     Ok(Ok(Cow::Borrowed(b))) if b.len() == bytes.len() => match blob {
@@ -355,6 +494,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 }
             }
         };
+        if result.is_ok() {
+            let image = matches!(result, Ok(Ok(_))).then_some(out.images.len());
+            out.modules.push((info, image, nb.group));
+        }
         match result {
             Ok(Ok(bytes)) => out.images.push(Image {
                 name: mname,
@@ -377,6 +520,14 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     Ok(out)
 }
 
+/// Splits an expansion result, storing its module information in `info`.
+fn take_info<T>(r: Result<(ModuleInfo, T)>, info: &mut ModuleInfo) -> Result<T> {
+    r.map(|(i, t)| {
+        *info = i;
+        t
+    })
+}
+
 /// Whether an archive member looks like something culink should read (an ELF,
 /// fatbinary or PTX); anything else in an archive is skipped, not an error.
 fn is_object(data: &MemberData<'_>, nb: &NamedBlob) -> bool {
@@ -393,13 +544,14 @@ fn is_object(data: &MemberData<'_>, nb: &NamedBlob) -> bool {
 }
 
 /// Expands every input (containers, archives, PTX) into device images, in
-/// parallel; `-lcudadevrt`'s images go last.
+/// parallel; `-lcudadevrt`'s images go last. Also returns every module met,
+/// in the same order (see [`loaded_modules`]).
 pub(crate) fn expand_all<'b>(
     blobs: &'b [NamedBlob],
     opts: &LinkOptions,
     arch: SmArch,
     diags: &mut Diags,
-) -> std::result::Result<Vec<Image<'b>>, LinkFailure> {
+) -> std::result::Result<(Vec<Image<'b>>, Vec<Module>), LinkFailure> {
     let _span = tracing::info_span!("expand_inputs", count = blobs.len()).entered();
     let ctx = Ctx {
         arch,
@@ -409,6 +561,9 @@ pub(crate) fn expand_all<'b>(
         blobs.par_iter().map(|nb| expand_one(nb, &ctx)).collect();
     let mut images = Vec::new();
     let mut devrt = Vec::new();
+    // (info, image as (is devrt, index in its list), group)
+    let mut modules = Vec::new();
+    let mut devrt_modules = Vec::new();
     for r in results {
         match r {
             Ok(ex) => {
@@ -418,11 +573,23 @@ pub(crate) fn expand_all<'b>(
                 for i in ex.infos {
                     diags.info(i);
                 }
+                let mut at = Vec::with_capacity(ex.images.len());
                 for img in ex.images {
                     if matches!(img.group, Group::DevRt { .. }) {
+                        at.push((true, devrt.len()));
                         devrt.push(img);
                     } else {
+                        at.push((false, images.len()));
                         images.push(img);
+                    }
+                }
+                for (info, image, group) in ex.modules {
+                    let image = image.and_then(|i| at.get(i).copied());
+                    let m = (info, image, group);
+                    if matches!(group, Group::DevRt { .. }) {
+                        devrt_modules.push(m);
+                    } else {
+                        modules.push(m);
                     }
                 }
             }
@@ -430,18 +597,29 @@ pub(crate) fn expand_all<'b>(
         }
     }
     diags.checkpoint()?;
+    let base = images.len();
     images.extend(devrt);
-    Ok(images)
+    let modules = modules
+        .into_iter()
+        .chain(devrt_modules)
+        .map(|(info, image, group)| Module {
+            info,
+            image: image.map(|(is_devrt, i)| if is_devrt { base + i } else { i }),
+            group,
+        })
+        .collect();
+    Ok((images, modules))
 }
 
 /// Parses every image in parallel, checks that it is a relocatable cubin for
 /// `arch`, then keeps the images the archive rules select (see [`select`]).
+/// Also returns, per image, whether it was kept.
 pub(crate) fn parse_all<'d>(
     images: &'d [Image<'_>],
     arch: SmArch,
     verbose: bool,
     diags: &mut Diags,
-) -> std::result::Result<Vec<InputFile<'d>>, LinkFailure> {
+) -> std::result::Result<(Vec<InputFile<'d>>, Vec<bool>), LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
     let results: Vec<Result<InputFile<'d>>> = images
         .par_iter()
@@ -459,7 +637,7 @@ pub(crate) fn parse_all<'d>(
     let groups: Vec<Group> = images.iter().map(|i| i.group).collect();
     let keep = select(&files, &groups);
     let mut out = Vec::with_capacity(files.len());
-    for (f, k) in files.into_iter().zip(keep) {
+    for (f, &k) in files.into_iter().zip(&keep) {
         if k {
             out.push(f);
         } else if verbose {
@@ -472,7 +650,7 @@ pub(crate) fn parse_all<'d>(
     for (i, f) in out.iter_mut().enumerate() {
         f.id = FileId(i as u32);
     }
-    Ok(out)
+    Ok((out, keep))
 }
 
 /// Global names an input defines, and the strong undefined references it needs

@@ -86,6 +86,7 @@ impl Diags {
         if self.has_errors() {
             Err(LinkFailure {
                 diagnostics: std::mem::take(&mut self.list),
+                registered_modules: None,
             })
         } else {
             Ok(())
@@ -95,6 +96,7 @@ impl Diags {
         self.error(error);
         LinkFailure {
             diagnostics: self.list,
+            registered_modules: None,
         }
     }
 }
@@ -107,9 +109,22 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
 /// Links the inputs of `opts` into a final `ET_EXEC` cubin.
 ///
 /// Returns the cubin bytes and the warnings of the link, or every error found.
-/// Nothing is written to disk; the CLI does that atomically.
+/// Nothing is written to disk; the CLI does that atomically. Both results carry
+/// the register-link ids of the loaded modules once they are known
+/// ([`LinkOutput::registered_modules`], [`LinkFailure::registered_modules`]).
 pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let _span = tracing::info_span!("link").entered();
+    let mut registered = None;
+    link_inner(opts, &mut registered).map_err(|mut f| {
+        f.registered_modules = registered;
+        f
+    })
+}
+
+fn link_inner(
+    opts: &LinkOptions,
+    registered: &mut Option<Vec<String>>,
+) -> Result<LinkOutput, LinkFailure> {
     let mut diags = Diags {
         no_warnings: opts.no_warnings,
         werror: opts.warnings_as_errors,
@@ -136,36 +151,37 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let images = load::expand_all(&blobs, opts, arch, &mut diags)?;
-    let files = load::parse_all(&images, arch, opts.verbose, &mut diags)?;
+    let (images, modules) = load::expand_all(&blobs, opts, arch, &mut diags)?;
+    let (files, kept) = load::parse_all(&images, arch, opts.verbose, &mut diags)?;
+    let (register_ids, host_kernels) = load::loaded_modules(&modules, &images, &kept);
     if files.is_empty() {
-        // nvlink writes an empty cubin here; culink refuses (docs/inputs.md).
-        let mut names: Vec<String> = opts
-            .inputs
-            .iter()
-            .take(8)
-            .map(|i| i.display_name())
-            .collect();
-        if opts.inputs.len() > 8 {
-            names.push("...".into());
-        }
-        return Err(diags_fail(
-            &mut diags,
-            Error::new(
-                ErrorKind::Arch,
-                format!(
-                    "no input has device code for {arch}; nothing to link (inputs: {})",
-                    names.join(", ")
-                ),
-            ),
+        // As nvlink: inputs without code for the target were warned about
+        // (`SM Arch ('sm_90') not found in 'x.o'`); the output is an empty
+        // cubin and the register-link file lists every module.
+        diags.info(format!(
+            "no input has device code for {arch}; the output has no code"
+        ));
+    }
+    if let Some(p) = &host_kernels {
+        diags.info(format!(
+            "every input carries host information: kernels no .nvHRK* pattern names are removed ({} patterns)",
+            p.len()
         ));
     }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
+    // From here on nvlink writes the register-link file even when the link fails.
+    *registered = Some(register_ids.clone());
     lap("symbols", &mut timings);
-    // Phase 3: liveness of functions (kernels and address-taken functions are roots).
-    let live = live::mark(&files, &db, opts.kernels_used.as_deref());
+    // Phase 3: liveness of functions (kernels and address-taken functions are roots;
+    // host-reference pruning and -kernels-used restrict the kernels).
+    let live = live::mark(
+        &files,
+        &db,
+        opts.kernels_used.as_deref(),
+        host_kernels.as_deref(),
+    );
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
     let mut plan = sections::plan(&files, &db, &live, arch);
@@ -209,6 +225,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     Ok(LinkOutput {
         cubin,
         diagnostics: diags.list,
+        registered_modules: register_ids,
     })
 }
 

@@ -278,6 +278,11 @@ pub(crate) fn lost_to_earlier(
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
+/// The CUDA API version in the cuinfo note of a link without code (nvlink 13.0: 130).
+const EMPTY_LINK_CUDA_API: u32 = 0x82;
+/// The flags of that note (as nvlink 13.0 writes them: `SHF_INFO_LINK` | cuinfo).
+const EMPTY_LINK_CUINFO_FLAGS: u64 = 0x0100_0040;
+
 pub(crate) fn create_sections(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -300,7 +305,10 @@ pub(crate) fn create_sections(
         })
         .min_by_key(|(v, id, _)| (*v, *id))
         .map(|(_, _, f)| f)
-        .unwrap_or(&files[0]);
+        .or(files.first());
+    // No input has code for the target (nvlink: warnings, exit 0): nvlink's
+    // empty cubin still has a cuinfo note, .nv.compat and an empty call graph.
+    let empty = files.is_empty();
     // Notes.
     let mut tk = OutSection::new(".note.nv.tkinfo", SHT_NOTE, Role::TkInfo);
     tk.flags = SHF_CUDA_NOTE_TKINFO;
@@ -308,7 +316,24 @@ pub(crate) fn create_sections(
     tk.section_symbol = true;
     let tk_id = plan.add(tk);
     m.tkinfo = Some(tk_id);
-    if let Some(cu) = first.cubin.section_by_name(".note.nv.cuinfo") {
+    if empty {
+        let mut body = Vec::new();
+        crate::cubin::notes::CuInfo {
+            version: 2,
+            virtual_sm: plan.arch.sm as u16,
+            cuda_api_version: EMPTY_LINK_CUDA_API,
+        }
+        .encode_note(&mut body)?;
+        let mut o = OutSection::new(".note.nv.cuinfo", SHT_NOTE, Role::CuInfo);
+        o.flags = EMPTY_LINK_CUINFO_FLAGS;
+        o.align = 4;
+        o.link = LinkTo::Section(tk_id);
+        o.section_symbol = true;
+        o.size = body.len() as u64;
+        o.body = Body::Bytes(body);
+        m.cuinfo = Some(plan.add(o));
+    }
+    if let Some(cu) = first.and_then(|f| f.cubin.section_by_name(".note.nv.cuinfo")) {
         let mut o = OutSection::new(".note.nv.cuinfo", SHT_NOTE, Role::CuInfo);
         o.flags = cu.flags;
         o.align = cu.addralign.max(1);
@@ -331,12 +356,14 @@ pub(crate) fn create_sections(
         o.link = LinkTo::SymTab;
         m.nv_info = Some(plan.add(o));
     }
-    if files.iter().any(|f| {
-        f.cubin
-            .sections
-            .iter()
-            .any(|s| s.sh_type == SHT_CUDA_COMPAT)
-    }) {
+    if empty
+        || files.iter().any(|f| {
+            f.cubin
+                .sections
+                .iter()
+                .any(|s| s.sh_type == SHT_CUDA_COMPAT)
+        })
+    {
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -363,12 +390,14 @@ pub(crate) fn create_sections(
             m.fn_info.insert(fi as u32, plan.add(o));
         }
     }
-    if files.iter().any(|f| {
-        f.cubin
-            .sections
-            .iter()
-            .any(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
-    }) {
+    if empty
+        || files.iter().any(|f| {
+            f.cubin
+                .sections
+                .iter()
+                .any(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
+        })
+    {
         let mut o = OutSection::new(".nv.callgraph", SHT_CUDA_CALLGRAPH, Role::CallGraph);
         o.align = 4;
         o.entsize = 8;
@@ -767,6 +796,14 @@ pub(crate) fn build(
                     }
                 }
             }
+        }
+        if files.is_empty() {
+            // nvlink's empty cubin: CUDA_ACCELERATOR_TARGET 0.
+            merged.extend(
+                compat::parse(&[2, 9, 0, 0])?
+                    .iter()
+                    .map(|r| r.to_owned_record()),
+            );
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;

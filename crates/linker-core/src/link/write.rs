@@ -30,12 +30,16 @@ const EF_CUDA_EXTENDED_SECTIONS: u32 = 0x0100_0000;
 
 /// The `e_flags` of the output: the first input's layout with the target SM.
 fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
-    let best = files
+    let sm = plan.arch.sm & 0xff;
+    let Some(best) = files
         .iter()
         .max_by_key(|f| (f.cubin.header.abi_version(), std::cmp::Reverse(f.id)))
-        .expect("at least one input");
+    else {
+        // No input has code for the target: nvlink 13.0's empty cubin has
+        // OSABI 0x41, ABI version 8 and e_flags 0x05005a04 at sm_90.
+        return (0x41, 8, 0x0500_0004 | (sm << 8));
+    };
     let h = &best.cubin.header;
-    let sm = plan.arch.sm & 0xff;
     let flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
     } else {
