@@ -338,12 +338,15 @@ pub(crate) fn graph_items(
         .and_then(|st| cubin.sections.get(st.link as usize))
         .map(|st| st.data)
         .unwrap_or(&[]);
-    // Prototype ids are `.strtab` offsets of signature strings (`#ii`).
+    // Prototype ids are `.strtab` offsets of signature strings (`#ii`). An
+    // empty string is "no signature" wherever it lies: ptxas writes offset 0,
+    // nvlink an empty string of its own (e.g. offset 85 after libcudadevrt's
+    // signatures).
     let signature = |off: u32| -> String {
         let rest = strtab.get(off as usize..).unwrap_or(&[]);
         let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
         let text = String::from_utf8_lossy(&rest[..end]);
-        if text.starts_with('#') {
+        if text.starts_with('#') || (text.is_empty() && (off as usize) < strtab.len()) {
             format!("{text:?}")
         } else {
             format!("{off}")

@@ -538,6 +538,24 @@ pub(crate) fn build(
                 })
                 .is_none()
     };
+    // An EXTERNS entry naming a defined kernel stays (a kernel launched from
+    // device code; nvlink keeps libcudadevrt's memcpy/memset kernels listed by
+    // cnprtCnpv2TranslateError); other defined functions go, called or only
+    // address-taken (fixture fnptr_code), a called one replaced by the
+    // externals of its call tree.
+    let defined_kernel = |file: &InputFile<'_>, idx: u32| -> bool {
+        (idx as usize) < file.cubin.symbols.len()
+            && live
+                .func_of_symbol(
+                    files,
+                    db,
+                    SymRef {
+                        file: file.id,
+                        index: idx,
+                    },
+                )
+                .is_some_and(|fi| live.live[fi as usize] && live.funcs[fi as usize].is_kernel)
+    };
     // Function facts by output symbol index.
     let live_funcs: Vec<u32> = (0..live.funcs.len() as u32)
         .filter(|&i| live.live[i as usize])
@@ -585,6 +603,8 @@ pub(crate) fn build(
     // Call-tree facts.
     let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::new();
+    // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
+    let mut defined_externs: HashSet<u32> = HashSet::new();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
@@ -600,13 +620,19 @@ pub(crate) fn build(
                         fn_barriers.insert(fi, v as u8);
                     }
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
-                    let own: Vec<u32> = rec
-                        .words()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .filter(|&w| external(f, w))
-                        .filter_map(|w| out_of(f, w))
-                        .collect();
+                    let mut own: Vec<u32> = Vec::new();
+                    for w in rec.words().unwrap_or_default() {
+                        let undefined = external(f, w);
+                        if !undefined && !defined_kernel(f, w) {
+                            continue;
+                        }
+                        if let Some(o) = out_of(f, w) {
+                            own.push(o);
+                            if !undefined {
+                                defined_externs.insert(o);
+                            }
+                        }
+                    }
                     own_externs.insert(fi, own);
                 }
             }
@@ -614,6 +640,10 @@ pub(crate) fn build(
     }
     // EIATTR_EXTERNS of a function after the link: the still-undefined
     // symbols of its whole call tree, callees' first (as nvlink lists them).
+    // Defined functions used by address reach a kernel's list from the whole
+    // tree, but only a non-kernel function's own list (measured with
+    // libcudadevrt: __cudaCDP2LaunchDeviceV2 does not inherit the kernels
+    // cnprtCnpv2TranslateError lists; a kernel calling it does).
     let mut externs: HashMap<u32, Vec<u32>> = HashMap::new();
     for &fi in &post_order(live) {
         let mut list: Vec<u32> = Vec::new();
@@ -632,6 +662,12 @@ pub(crate) fn build(
             }
         }
         externs.insert(fi, list);
+    }
+    for (fi, list) in externs.iter_mut() {
+        if !live.funcs[*fi as usize].is_kernel {
+            let own = own_externs.get(fi).map(|v| v.as_slice()).unwrap_or(&[]);
+            list.retain(|w| !defined_externs.contains(w) || own.contains(w));
+        }
     }
     let mut stack_warnings: Vec<String> = Vec::new();
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
