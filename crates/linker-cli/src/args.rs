@@ -95,6 +95,9 @@ Usage:
   culink dump FILE                                  print a readable dump of a cubin
   culink diff [--phdrs] OURS REFERENCE              semantic comparison of two cubins
                                                     (exit 0 equivalent, 1 different, 2 unreadable)
+  culink nvcc-shim --cuda CUDA --into DIR           make DIR a shadow CUDA toolkit whose
+                                                    nvcc device-links with culink
+                                                    (invoked as nvlink, culink is nvlink)
 
 Link options:
   -arch, --arch sm_XX          target architecture (required)
@@ -238,6 +241,13 @@ pub fn parse(args: Vec<String>) -> Result<Command, UsageError> {
         Some("diff") => return parse_diff(&args[1..]),
         _ => {}
     }
+    let args = expand_response_files(args)?;
+    parse_link(args)
+}
+
+/// Parses an nvlink command line (no `dump`/`diff` subcommands): culink
+/// invoked as `nvlink`.
+pub fn parse_link_only(args: Vec<String>) -> Result<Command, UsageError> {
     let args = expand_response_files(args)?;
     parse_link(args)
 }

@@ -1,11 +1,15 @@
 //! `culink`: the command-line CUDA device linker (nvlink compatible), plus the
-//! `culink dump` and `culink diff` tools.
+//! `culink dump`, `culink diff` and `culink nvcc-shim` tools. Invoked as
+//! `nvlink` (a shadow toolkit's `bin/nvlink`, see `shim`) it is the nvlink
+//! command line only.
 //!
 //! Exit status: link: 0 success, 1 usage error or failed link; dump: 0, or 2 on
-//! unreadable/malformed input; diff: 0 equivalent, 1 different, 2 unreadable input.
+//! unreadable/malformed input; diff: 0 equivalent, 1 different, 2 unreadable
+//! input; nvcc-shim: 0, or 1 on any problem.
 
 mod args;
 mod output;
+mod shim;
 
 use args::{Command, LinkCommand};
 use linker_core::{Cubin, LinkFailure, LinkOptions, LinkOutput, Severity};
@@ -15,8 +19,18 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     init_tracing();
+    let argv0 = std::env::args_os().next();
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let cmd = match args::parse(argv) {
+    let as_nvlink = shim::invoked_as_nvlink(argv0.as_deref());
+    if !as_nvlink && argv.first().map(String::as_str) == Some("nvcc-shim") {
+        return nvcc_shim(&argv[1..]);
+    }
+    let parsed = if as_nvlink {
+        args::parse_link_only(argv)
+    } else {
+        args::parse(argv)
+    };
+    let cmd = match parsed {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
@@ -42,6 +56,32 @@ fn main() -> ExitCode {
             phdrs,
         } => diff(&ours, &reference, phdrs),
         Command::Link(cmd) => link(*cmd),
+    }
+}
+
+fn nvcc_shim(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", shim::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let result = shim::parse_args(args).and_then(|a| {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find culink itself: {e}"))?;
+        shim::create(&a, &exe).map(|root| (a, root))
+    });
+    match result {
+        Ok((a, root)) => {
+            println!(
+                "culink: shadow toolkit of {} in {}; use {}/bin/nvcc (nvlink is culink)",
+                root.display(),
+                a.into.display(),
+                a.into.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("culink: fatal: nvcc-shim: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 
