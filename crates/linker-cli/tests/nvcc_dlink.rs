@@ -1,0 +1,428 @@
+//! `nvcc -dlink` with culink as the device linker, end to end.
+//!
+//! Three CUDA files of our own (templates + printf + a `__device__` variable;
+//! a kernel launching a kernel through the device runtime, which pulls in
+//! libcudadevrt; host code only) are built with `nvcc -dc`. Then:
+//!
+//! * `culink nvcc-shim` makes a shadow toolkit; `nvcc -dlink -dryrun` through
+//!   it shows the nvlink command line nvcc runs;
+//! * that exact command line is run with NVIDIA's nvlink and with culink
+//!   (invoked as `nvlink` from the shadow toolkit): the cubins must be
+//!   equivalent (`linker_core::diff`, also the program-header rule) and the
+//!   `--register-link-binaries` files byte-identical (host-reference pruning
+//!   removes the kernels host code never launches in both);
+//! * the real `nvcc -dlink` through the shadow toolkit (culink's output goes
+//!   through fatbinary and `crt/link.stub`), then `g++` links an executable,
+//!   which runs (its `main` touches no GPU);
+//! * an object without code for the target: a warning, exit 0, an empty cubin
+//!   equivalent to nvlink's and the same register file.
+//!
+//! Needs the pinned NVIDIA tools (`cargo xtask nv-tools`, or `CULINK_NV_TOOLS`)
+//! and a host compiler (`gcc`/`g++`, or `CULINK_NVCC_CCBIN`); skips without
+//! them, except under `CI=true`, where a missing tool fails the test.
+
+use linker_core::Cubin;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const A_CU: &str = r#"#include <cstdio>
+__device__ int counter;
+__device__ float scale(float x) { return 2.0f * x; }
+template <typename T>
+__global__ void saxpy(int n, T a, const T* x, T* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+  if (i == 0) { printf("saxpy n=%d\n", n); atomicAdd(&counter, 1); }
+}
+__global__ void unused_a(int* p) { *p = 42; }
+void run_a(int n, float* x, float* y) {
+  saxpy<float><<<1, 32>>>(n, 1.5f, x, y);
+  saxpy<double><<<1, 32>>>(n, 1.5, (double*)x, (double*)y);
+}
+"#;
+
+const B_CU: &str = r#"#include <cstdio>
+extern __device__ float scale(float x);
+extern __device__ int counter;
+__global__ void child(float* p, int n) {
+  int i = threadIdx.x;
+  if (i < n) p[i] = scale(p[i]);
+}
+__global__ void parent(float* p, int n) {
+  child<<<1, n>>>(p, n);
+  printf("parent launched child, counter=%d\n", counter);
+}
+__global__ void unused_b(float* p) { p[0] = scale(1.0f); }
+void run_b(float* p, int n) { parent<<<1, 1>>>(p, n); }
+"#;
+
+const MAIN_CU: &str = r#"#include <cstdio>
+void run_a(int n, float* x, float* y);
+void run_b(float* p, int n);
+int main(int argc, char**) {
+  printf("host only\n");
+  if (argc > 100) { run_a(0, nullptr, nullptr); run_b(nullptr, 0); }
+  return 0;
+}
+"#;
+
+const NOARCH_CU: &str = "__global__ void k_noarch(int* p) { *p = 3; }\n";
+
+fn is_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Skips (returns `None`) or, under CI, fails.
+fn missing<T>(what: &str) -> Option<T> {
+    assert!(
+        !is_ci(),
+        "CI=true but {what} is missing (run `cargo xtask nv-tools` or set CULINK_NV_TOOLS)"
+    );
+    eprintln!("skipping nvcc -dlink test: {what} is missing");
+    None
+}
+
+struct Kit {
+    /// The real toolkit root (parent of the real `bin/`).
+    root: PathBuf,
+    cc: String,
+    dir: PathBuf,
+}
+
+fn culink_exe() -> &'static str {
+    env!("CARGO_BIN_EXE_culink")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn run(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{}{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn kit(tag: &str) -> Option<Kit> {
+    let tools = match std::env::var_os("CULINK_NV_TOOLS") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nv-tools/bin"),
+    };
+    let Ok(bin) = std::fs::canonicalize(&tools) else {
+        return missing(&format!("{}", tools.display()));
+    };
+    for t in ["nvcc", "nvlink", "fatbinary", "ptxas"] {
+        if !bin.join(t).is_file() {
+            return missing(&format!("{}", bin.join(t).display()));
+        }
+    }
+    let root = bin.parent()?.to_path_buf();
+    if !root.join("lib64/libcudadevrt.a").is_file() {
+        return missing("libcudadevrt.a (lib64/ of the toolkit)");
+    }
+    let cc = std::env::var("CULINK_NVCC_CCBIN")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "gcc".into());
+    for c in [cc.as_str(), "g++"] {
+        if Command::new(c).arg("--version").output().is_err() {
+            return missing(&format!("host compiler {c}"));
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("culink-nvcc-dlink-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(Kit { root, cc, dir })
+}
+
+impl Kit {
+    fn nvcc_dc(&self, nvcc: &Path, stem: &str, source: &str, arch: &[&str]) {
+        std::fs::write(self.dir.join(format!("{stem}.cu")), source).unwrap();
+        run(
+            Command::new(nvcc)
+                .current_dir(&self.dir)
+                .args(["-ccbin", &self.cc])
+                .args(arch)
+                .args(["-dc", &format!("{stem}.cu"), "-o", &format!("{stem}.o")]),
+            &format!("nvcc -dc {stem}.cu"),
+        );
+    }
+
+    fn shadow(&self) -> PathBuf {
+        let shadow = self.dir.join("shadow");
+        run(
+            Command::new(culink_exe())
+                .arg("nvcc-shim")
+                .arg("--cuda")
+                .arg(&self.root)
+                .arg("--into")
+                .arg(&shadow),
+            "culink nvcc-shim",
+        );
+        shadow
+    }
+}
+
+/// The arguments of the `#$ nvlink ...` line of `nvcc -dryrun` output.
+fn nvlink_line(dryrun: &str) -> Vec<String> {
+    let line = dryrun
+        .lines()
+        .find_map(|l| l.strip_prefix("#$ nvlink "))
+        .unwrap_or_else(|| panic!("no nvlink line in nvcc -dryrun output:\n{dryrun}"));
+    // nvcc quotes with double quotes and no escapes.
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let (mut in_word, mut quoted) = (false, false);
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if in_word {
+                    args.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        args.push(cur);
+    }
+    args
+}
+
+/// `args` with the output file and the register-link file replaced.
+fn retarget(args: &[String], cubin: &str, reg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-o" {
+            it.next();
+            out.push("-o".into());
+            out.push(cubin.into());
+        } else if a.starts_with("--register-link-binaries=") {
+            out.push(format!("--register-link-binaries={reg}"));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+fn assert_equivalent(ours: &Path, reference: &Path, what: &str) {
+    let a = std::fs::read(ours).unwrap();
+    let b = std::fs::read(reference).unwrap();
+    let (ca, cb) = (Cubin::parse(&a).unwrap(), Cubin::parse(&b).unwrap());
+    let mut diffs = linker_core::diff::diff(&ca, &cb);
+    diffs.extend(linker_core::diff::check_program_headers(&ca));
+    let list: Vec<String> = diffs.iter().map(|d| d.to_string()).collect();
+    assert!(
+        list.is_empty(),
+        "{what}: {} differences from nvlink:\n{}",
+        list.len(),
+        list.join("\n")
+    );
+}
+
+fn symbol_names(path: &Path) -> Vec<String> {
+    let data = std::fs::read(path).unwrap();
+    let c = Cubin::parse(&data).unwrap();
+    c.symbols.iter().map(|s| s.name.to_string()).collect()
+}
+
+#[test]
+fn nvcc_dlink_through_the_shadow_toolkit_matches_nvlink() {
+    let Some(k) = kit("e2e") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    for (stem, src) in [("a", A_CU), ("b", B_CU), ("main", MAIN_CU)] {
+        k.nvcc_dc(&real_nvcc, stem, src, &["-arch=sm_90"]);
+    }
+    let shadow = k.shadow();
+    assert!(
+        std::fs::read_link(shadow.join("bin/nvlink")).is_ok(),
+        "bin/nvlink must be a link to culink"
+    );
+    let nvcc = shadow.join("bin/nvcc");
+    let dlink = [
+        "-arch=sm_90",
+        "-dlink",
+        "a.o",
+        "b.o",
+        "main.o",
+        "-o",
+        "dlink.o",
+    ];
+
+    // 1. The command line nvcc runs.
+    let dry = run(
+        Command::new(&nvcc)
+            .current_dir(&k.dir)
+            .args(["-ccbin", &k.cc])
+            .args(dlink)
+            .arg("-dryrun"),
+        "nvcc -dlink -dryrun",
+    );
+    let line = nvlink_line(&text(&dry.stderr));
+    for want in [
+        "-m64",
+        "--arch=sm_90",
+        "-cpu-arch=X86_64",
+        "-lcudadevrt",
+        "--host-ccbin",
+    ] {
+        assert!(line.iter().any(|a| a == want), "{want} not in {line:?}");
+    }
+    assert!(line
+        .iter()
+        .any(|a| a.starts_with("--register-link-binaries=")));
+    assert!(line
+        .iter()
+        .any(|a| a.starts_with("-L") && a.ends_with("lib64/stubs")));
+
+    // 2. That command line, with nvlink and with culink as nvlink.
+    let nv_args = retarget(&line, "nv.cubin", "nv.reg.c");
+    let cu_args = retarget(&line, "cu.cubin", "cu.reg.c");
+    run(
+        Command::new(k.root.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(&nv_args),
+        "nvlink",
+    );
+    run(
+        Command::new(shadow.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(&cu_args)
+            .env_remove("CULINK_LOG"),
+        "culink as nvlink",
+    );
+    assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), "CDP link");
+    let reg_nv = std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap();
+    let reg_cu = std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap();
+    assert_eq!(reg_cu, reg_nv, "register-link files");
+    assert!(
+        reg_cu.starts_with("#define NUM_PRELINKED_OBJECTS 4\n"),
+        "{reg_cu}"
+    );
+    assert!(reg_cu.contains("cuda_device_runtime"), "{reg_cu}");
+    // Host-reference pruning: kernels host code never launches are gone,
+    // `child` (launched by `parent` on the device) stays.
+    let names = symbol_names(&k.dir.join("cu.cubin"));
+    assert!(!names.iter().any(|n| n.contains("unused_")), "{names:?}");
+    assert!(names.iter().any(|n| n == "_Z5childPfi"));
+    assert!(names.iter().any(|n| n == "counter"));
+
+    // 3. The whole nvcc -dlink, then the host link.
+    let keep = k.dir.join("keep");
+    std::fs::create_dir_all(&keep).unwrap();
+    run(
+        Command::new(&nvcc)
+            .current_dir(&k.dir)
+            .args(["-ccbin", &k.cc])
+            .args(dlink)
+            .args(["-keep", "-keep-dir", "keep"]),
+        "nvcc -dlink through the shadow toolkit",
+    );
+    let kept = std::fs::read(keep.join("dlink.sm_90.cubin")).unwrap();
+    assert!(
+        kept.windows(6).any(|w| w == b"culink"),
+        "the kept cubin was not linked by culink"
+    );
+    assert_equivalent(
+        &keep.join("dlink.sm_90.cubin"),
+        &k.dir.join("nv.cubin"),
+        "nvcc -dlink",
+    );
+    assert_eq!(
+        std::fs::read_to_string(keep.join("dlink.reg.c")).unwrap(),
+        reg_nv
+    );
+    let lib = k.root.join("lib64");
+    run(
+        Command::new("g++")
+            .current_dir(&k.dir)
+            .args(["main.o", "a.o", "b.o", "dlink.o", "-o", "app"])
+            .arg(format!("-L{}", lib.display()))
+            .args([
+                "-lcudadevrt",
+                "-lcudart_static",
+                "-lpthread",
+                "-ldl",
+                "-lrt",
+            ]),
+        "g++ host link",
+    );
+    let app = run(&mut Command::new(k.dir.join("app")), "the linked program");
+    assert_eq!(text(&app.stdout), "host only\n");
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
+
+#[test]
+fn missing_arch_is_a_warning_with_an_empty_cubin() {
+    let Some(k) = kit("noarch") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(
+        &real_nvcc,
+        "noarch",
+        NOARCH_CU,
+        &["-gencode", "arch=compute_80,code=sm_80"],
+    );
+    let shadow = k.shadow();
+    let lib = k.root.join("lib64").display().to_string();
+    let args = |out: &str, reg: &str| -> Vec<String> {
+        [
+            "-m64",
+            "--arch=sm_90",
+            &format!("--register-link-binaries={reg}"),
+            &format!("-L{lib}"),
+            "-cpu-arch=X86_64",
+            "noarch.o",
+            "-lcudadevrt",
+            "-o",
+            out,
+            "--host-ccbin",
+            &k.cc,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let nv = run(
+        Command::new(k.root.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(args("nv.cubin", "nv.reg.c")),
+        "nvlink",
+    );
+    let cu = run(
+        Command::new(shadow.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(args("cu.cubin", "cu.reg.c")),
+        "culink as nvlink",
+    );
+    let warning = "SM Arch ('sm_90') not found in 'noarch.o'";
+    assert!(text(&nv.stderr).contains(warning), "{}", text(&nv.stderr));
+    assert!(text(&cu.stderr).contains(warning), "{}", text(&cu.stderr));
+    assert_equivalent(
+        &k.dir.join("cu.cubin"),
+        &k.dir.join("nv.cubin"),
+        "empty link",
+    );
+    assert_eq!(
+        std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
+        std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
