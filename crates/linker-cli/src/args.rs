@@ -53,6 +53,11 @@ pub struct DriverOptions {
     pub cpu_arch: Option<String>,
     /// `--host-ccbin gcc`.
     pub host_ccbin: Option<String>,
+    /// `-report-arch` (nvcc passes it when linking several archs): messages end
+    /// with ` (target: sm_XX)` and the option is recorded in the tkinfo note.
+    pub report_arch: bool,
+    /// `--shared` (CMake's `-shared` through nvcc): no effect on the device link.
+    pub shared: bool,
 }
 
 /// A parsed link command line.
@@ -114,7 +119,9 @@ Link options:
   --whole-archive, --no-whole-archive
                                load the archives that follow whole even with --lazy-archives
   --ptxas PATH                 ptxas that compiles PTX inputs (default: ptxas on PATH)
-  -m64, --register-link-binaries=F, -cpu-arch=X, --host-ccbin C
+  --register-link-binaries=F   write the DEFINE_REGISTER_FUNC file crt/link.stub includes
+  -report-arch                 messages end with (target: sm_XX)
+  -m64, -cpu-arch=X, --host-ccbin C, --shared
                                accepted as nvcc -dlink passes them
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
 nvcc -dc, archives (also thin) of those, PTX.
@@ -232,6 +239,9 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("lazy-archives", &["lazy-archives"]),
     ("whole-archive", &["whole-archive"]),
     ("no-whole-archive", &["no-whole-archive"]),
+    ("report-arch", &["report-arch"]),
+    ("shared", &["shared"]),
+    ("g", &["g", "debug"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -330,6 +340,13 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "lazy-archives" => cmd.options.lazy_archives = true,
                 "whole-archive" => whole_archive = true,
                 "no-whole-archive" => whole_archive = false,
+                "report-arch" => cmd.driver.report_arch = true,
+                "shared" => cmd.driver.shared = true,
+                "g" => {
+                    return Err(UsageError::fatal(
+                        "Option '-g' (nvcc -G): debug device links are not supported by culink yet; link without -G or with NVIDIA's nvlink",
+                    ))
+                }
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -434,6 +451,10 @@ pub fn recorded_args(arch: SmArch, d: &DriverOptions) -> String {
     if let Some(c) = &d.cpu_arch {
         s.push_str(&format!("-cpu-arch {c} "));
     }
+    if d.report_arch {
+        // As nvlink 13.0 records it (two spaces).
+        s.push_str("-report-arch  ");
+    }
     s
 }
 
@@ -479,6 +500,8 @@ mod tests {
             "-L",
             "/cuda/lib64",
             "-cpu-arch=X86_64",
+            "-report-arch",
+            "--shared",
             "x.o",
             "y.o",
             "-lcudadevrt",
@@ -497,12 +520,13 @@ mod tests {
         assert_eq!(d.libraries, v(&["cudadevrt"]));
         assert_eq!(d.cpu_arch.as_deref(), Some("X86_64"));
         assert_eq!(d.host_ccbin.as_deref(), Some("gcc"));
+        assert!(d.report_arch && d.shared);
         assert!(c.options.verbose && c.options.no_warnings && c.options.warnings_as_errors);
         assert_eq!(c.options.inputs.len(), 2);
         assert_eq!(
             c.options.recorded_args.as_deref(),
             Some(
-                "-arch sm_90 -m 64 -l cudadevrt -L /cuda/lib64/stubs,/cuda/lib64 -cpu-arch X86_64 "
+                "-arch sm_90 -m 64 -l cudadevrt -L /cuda/lib64/stubs,/cuda/lib64 -cpu-arch X86_64 -report-arch  "
             )
         );
     }
@@ -564,6 +588,7 @@ mod tests {
         );
         assert!(e(&["-arch"]).contains("requires a value"));
         assert!(e(&["--frobnicate", "a.o"]).contains("Unknown option"));
+        assert!(e(&["-arch=sm_90", "-g", "a.o", "-o", "x"]).contains("not supported"));
         assert!(e(&["@/nonexistent/culink.rsp"]).contains("Could not open options file"));
     }
 

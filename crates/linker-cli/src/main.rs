@@ -207,6 +207,14 @@ fn link(cmd: LinkCommand) -> ExitCode {
         }
     }
     tracing::debug!(driver = ?cmd.driver, "driver options");
+    let target = if cmd.driver.report_arch {
+        cmd.options
+            .arch
+            .map(|a| format!(" (target: {a})"))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
     let print_diags = |diags: &[linker_core::Diagnostic]| {
         for d in diags {
             let sev = match d.severity {
@@ -220,7 +228,7 @@ fn link(cmd: LinkCommand) -> ExitCode {
             if d.severity == Severity::Info && !cmd.options.verbose {
                 continue;
             }
-            eprintln!("culink: {sev}: {}", d.error);
+            eprintln!("culink: {sev}: {}{target}", d.error);
         }
     };
     // `--register-link-binaries=F`: written whenever the modules are known,
