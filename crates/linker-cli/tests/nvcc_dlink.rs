@@ -15,7 +15,11 @@
 //!   through fatbinary and `crt/link.stub`), then `g++` links an executable,
 //!   which runs (its `main` touches no GPU);
 //! * an object without code for the target: a warning, exit 0, an empty cubin
-//!   equivalent to nvlink's and the same register file.
+//!   equivalent to nvlink's and the same register file;
+//! * two `-gencode` archs (nvcc runs the linker twice with `-report-arch`; CDP
+//!   at sm_80 and sm_90) and a plain cubin input (nvcc wraps it into a host
+//!   object without host information: no pruning): each toolkit's own
+//!   `nvcc -dlink -keep`, kept cubins equivalent, register files identical.
 //!
 //! Needs the pinned NVIDIA tools (`cargo xtask nv-tools`, or `CULINK_NV_TOOLS`)
 //! and a host compiler (`gcc`/`g++`, or `CULINK_NVCC_CCBIN`); skips without
@@ -424,5 +428,93 @@ fn missing_arch_is_a_warning_with_an_empty_cubin() {
         std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
         std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap()
     );
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
+
+#[test]
+fn several_archs_and_a_wrapped_cubin_through_the_shadow_toolkit() {
+    let Some(k) = kit("multi") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    let gencode = [
+        "-gencode",
+        "arch=compute_80,code=sm_80",
+        "-gencode",
+        "arch=compute_90,code=sm_90",
+    ];
+    for (stem, src) in [("a", A_CU), ("b", B_CU), ("main", MAIN_CU)] {
+        k.nvcc_dc(&real_nvcc, stem, src, &gencode);
+    }
+    // a as plain cubins: nvcc wraps each into a host object (crt/prelink.stub)
+    // before the device link, which turns host-reference pruning off.
+    std::fs::write(k.dir.join("a.cu"), A_CU).unwrap();
+    for sm in ["80", "90"] {
+        run(
+            Command::new(&real_nvcc)
+                .current_dir(&k.dir)
+                .args(["-ccbin", &k.cc, &format!("-arch=sm_{sm}"), "-dc", "--cubin"])
+                .args(["a.cu", "-o", &format!("a{sm}.cubin")]),
+            "nvcc -dc --cubin a.cu",
+        );
+    }
+    let shadow = k.shadow();
+    // Each toolkit's own nvcc -dlink, files kept; the real one runs nvlink.
+    let dlink = |nvcc: &Path, keep: &str| {
+        std::fs::create_dir_all(k.dir.join(keep)).unwrap();
+        run(
+            Command::new(nvcc)
+                .current_dir(&k.dir)
+                .args(["-ccbin", &k.cc])
+                .args(gencode)
+                .args(["-dlink", "a.o", "b.o", "main.o", "-o", &format!("{keep}.o")])
+                .args(["-keep", "-keep-dir", keep]),
+            &format!("nvcc -dlink ({keep})"),
+        );
+    };
+    dlink(&real_nvcc, "nv");
+    dlink(&shadow.join("bin/nvcc"), "cu");
+    for sm in ["80", "90"] {
+        let name = format!("{sm}.cubin");
+        let find = |keep: &str| -> PathBuf {
+            std::fs::read_dir(k.dir.join(keep))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with(&format!("compute_{name}")))
+                .unwrap_or_else(|| panic!("no compute_{name} kept in {keep}"))
+        };
+        let ours = find("cu");
+        assert!(std::fs::read(&ours)
+            .unwrap()
+            .windows(6)
+            .any(|w| w == b"culink"));
+        assert_equivalent(&ours, &find("nv"), &format!("sm_{sm}"));
+    }
+    let reg = |keep: &str| std::fs::read_to_string(k.dir.join(keep).join(format!("{keep}.reg.c")));
+    assert_eq!(reg("cu").unwrap(), reg("nv").unwrap());
+
+    // A cubin input: nvcc wraps it; compare nvlink's and culink's outputs.
+    let wrapped = |nvcc: &Path, keep: &str| {
+        std::fs::create_dir_all(k.dir.join(keep)).unwrap();
+        run(
+            Command::new(nvcc)
+                .current_dir(&k.dir)
+                .args([
+                    "-ccbin",
+                    &k.cc,
+                    "-arch=sm_90",
+                    "-dlink",
+                    "a90.cubin",
+                    "b.o",
+                    "main.o",
+                ])
+                .args(["-o", &format!("{keep}.o"), "-keep", "-keep-dir", keep]),
+            &format!("nvcc -dlink a90.cubin ({keep})"),
+        );
+        k.dir.join(keep).join(format!("{keep}.cubin"))
+    };
+    let nv = wrapped(&real_nvcc, "nvw");
+    let cu = wrapped(&shadow.join("bin/nvcc"), "cuw");
+    assert_equivalent(&cu, &nv, "wrapped cubin");
+    // No pruning: a's never-launched kernel stays.
+    assert!(symbol_names(&cu).iter().any(|n| n == "_Z8unused_aPi"));
     let _ = std::fs::remove_dir_all(&k.dir);
 }
