@@ -194,6 +194,38 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// Many host-reference patterns, matched fast: patterns are indexed by their
+/// literal text before the first `*`, so a name is checked only against the
+/// patterns whose literal start is one of its prefixes.
+#[derive(Debug, Clone, Default)]
+pub struct PatternSet {
+    by_head: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl PatternSet {
+    /// Builds the set (duplicates are kept once).
+    pub fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> PatternSet {
+        let mut set = PatternSet::default();
+        for p in patterns {
+            let head = p.split('*').next().unwrap_or("");
+            let list = set.by_head.entry(head.to_string()).or_default();
+            if !list.iter().any(|q| q == p) {
+                list.push(p.to_string());
+            }
+        }
+        set
+    }
+
+    /// Whether `name` matches any pattern ([`pattern_matches`]).
+    pub fn matches(&self, name: &str) -> bool {
+        (0..=name.len())
+            .filter(|&i| name.is_char_boundary(i))
+            .filter_map(|i| self.by_head.get(&name[..i]))
+            .flatten()
+            .any(|p| pattern_matches(p, name))
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -277,6 +309,13 @@ pub(crate) mod tests {
         assert!(pattern_matches("a*b*c", "abc") && pattern_matches("a*b*c", "axxbyyc"));
         assert!(!pattern_matches("a*b*c", "acb") && !pattern_matches("ab*ba", "aba"));
         assert!(pattern_matches("*", "") && pattern_matches("**", "x"));
+        let set = PatternSet::new(["_Z5saxpy*", "k", devrt, "_Z5saxpy*", "*tail"]);
+        assert!(set.matches("_Z5saxpyIfEv") && set.matches("k") && set.matches("a_tail"));
+        assert!(!set.matches("kk") && !set.matches("_Z5other") && !set.matches(""));
+        assert!(set.matches(
+            "__nv_static_52__f4510a67_22_cuda_device_runtime_cu_3ecce0c0_2317245__Z16memset_3d_deviceIj"
+        ));
+        assert!(!PatternSet::new([]).matches("k"));
         let bytes = build(&[(".text", b"\xc3")]);
         let plain = HostObject::parse(&bytes).unwrap();
         assert!(plain.fatbin.is_none() && plain.host_refs.is_none());

@@ -12,7 +12,7 @@
 use super::symbols::{SymRef, SymbolDb};
 use super::{FileId, InputFile};
 use crate::elf::{STO_CUDA_ENTRY, STT_SECTION};
-use crate::input::host::pattern_matches;
+use crate::input::host::PatternSet;
 use crate::reloc::table::RelocType;
 
 /// A function: the file and its `.text.<fn>` section index.
@@ -209,10 +209,11 @@ pub(crate) fn mark(
             }
         }
     }
+    let host_patterns = host_kernels.map(|p| PatternSet::new(p.iter().map(String::as_str)));
     let wanted = |f: &Func| -> bool {
         let name = files[f.key.file.0 as usize].cubin.symbols[f.sym as usize].name;
         kernels_used.is_none_or(|list| list.iter().any(|k| name.contains(k.as_str())))
-            && host_kernels.is_none_or(|pats| pats.iter().any(|p| pattern_matches(p, name)))
+            && host_patterns.as_ref().is_none_or(|set| set.matches(name))
     };
     roots.extend(
         live.funcs

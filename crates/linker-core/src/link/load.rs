@@ -152,6 +152,7 @@ pub(crate) fn loaded_modules(
         .any(|(img, k)| *k && matches!(img.group, Group::DevRt { .. }));
     let mut ids = Vec::new();
     let mut patterns: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut all_host = true;
     let mut own_patterns = false;
     for m in modules {
@@ -173,7 +174,7 @@ pub(crate) fn loaded_modules(
             Some(k) => {
                 own_patterns |= !k.is_empty() && !matches!(m.group, Group::DevRt { .. });
                 for p in k {
-                    if !patterns.contains(p) {
+                    if seen.insert(p) {
                         patterns.push(p.clone());
                     }
                 }
