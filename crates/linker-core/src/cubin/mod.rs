@@ -464,6 +464,13 @@ impl<'data> Cubin<'data> {
                 }
             }
         }
+        if raw.first().is_some_and(|r| r.1 != SHT_NULL) {
+            return Err(Error::malformed(format!(
+                "section #0 has sh_type {:#x}; it must be SHT_NULL",
+                raw[0].1
+            ))
+            .in_section("#0"));
+        }
         let shstr: &[u8] = if count == 0 {
             &[]
         } else {
@@ -493,6 +500,18 @@ impl<'data> Cubin<'data> {
             if link as usize >= count.max(1) {
                 return Err(Error::malformed(format!(
                     "sh_link {link} is not a valid section index (have {count})"
+                ))
+                .in_section(name));
+            }
+            if addralign > 1 && !addralign.is_power_of_two() {
+                return Err(Error::malformed(format!(
+                    "sh_addralign {addralign:#x} is not a power of two"
+                ))
+                .in_section(name));
+            }
+            if addralign > 1 && !datas[i].is_empty() && offset % addralign != 0 {
+                return Err(Error::malformed(format!(
+                    "section data at file offset {offset:#x} is not aligned to its sh_addralign {addralign:#x}"
                 ))
                 .in_section(name));
             }
@@ -546,6 +565,15 @@ impl<'data> Cubin<'data> {
             return Ok(());
         };
         let symtab = *symtab;
+        if let Some(second) = self
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_SYMTAB)
+            .nth(1)
+        {
+            return Err(Error::malformed("a second symbol table (only one is allowed)")
+                .in_section(second.name));
+        }
         if symtab.entsize as usize != SYM_SIZE || symtab.size % SYM_SIZE as u64 != 0 {
             return Err(Error::malformed(format!(
                 "symbol table entsize {} / size {:#x} is not a whole number of {SYM_SIZE}-byte symbols",
