@@ -203,6 +203,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("register-link-binaries", &["register-link-binaries"]),
     ("cpu-arch", &["cpu-arch"]),
     ("host-ccbin", &["host-ccbin"]),
+    ("kernels-used", &["kernels-used"]),
 ];
 
 /// Flag options: (canonical name, spellings without leading dashes).
@@ -329,6 +330,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             }
             "register-link-binaries" => cmd.driver.register_link_binaries = Some(value.into()),
             "cpu-arch" => cmd.driver.cpu_arch = Some(value),
+            "kernels-used" => cmd
+                .options
+                .kernels_used
+                .get_or_insert_with(Vec::new)
+                .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from)),
             _ => cmd.driver.host_ccbin = Some(value),
         }
     }

@@ -47,6 +47,9 @@ pub struct LinkOptions {
     pub no_warnings: bool,
     /// Treat warnings as errors (`-Werror`).
     pub warnings_as_errors: bool,
+    /// `-kernels-used`: when set, only kernels whose name contains one of
+    /// these strings are kept (with what they reach); other kernels are dead.
+    pub kernels_used: Option<Vec<String>>,
     /// The argument string recorded in culink's own `.note.nv.tkinfo` entry
     /// (nvlink records its normalised options there, e.g. `-arch sm_90 `).
     /// `None` records an empty string.

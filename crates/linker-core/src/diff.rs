@@ -552,11 +552,16 @@ fn attr_keys(c: &Side<'_, '_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> 
                 }
                 _ => String::new(),
             };
-            (
-                name,
-                subject,
-                render_attr_value(rec.attr, &rec.value, &sym, !compat),
-            )
+            let mut value = render_attr_value(rec.attr, &rec.value, &sym, !compat);
+            // Symbol lists (EIATTR_EXTERNS) are sets to the driver: compare sorted.
+            if let view::AttrValue::Bytes(b) = rec.value {
+                if !compat && view::symbol_words(rec.attr, b.len()) == view::SymWords::All {
+                    let mut parts: Vec<&str> = value.split(' ').collect();
+                    parts.sort_unstable();
+                    value = parts.join(" ");
+                }
+            }
+            (name, subject, value)
         })
         .collect())
 }

@@ -331,13 +331,24 @@ pub(crate) fn graph_items(
     sym: &dyn Fn(u32) -> String,
 ) -> Result<Vec<String>, String> {
     use crate::cubin::callgraph::{self, CallGraphEntry, CallGraphList};
+    let strtab = cubin
+        .symtab
+        .and_then(|i| cubin.sections.get(i as usize))
+        .and_then(|st| cubin.sections.get(st.link as usize))
+        .map(|st| st.data)
+        .unwrap_or(&[]);
+    // Prototype ids are `.strtab` offsets of signature strings (`#ii`).
+    let signature = |off: u32| -> String {
+        let rest = strtab.get(off as usize..).unwrap_or(&[]);
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        let text = String::from_utf8_lossy(&rest[..end]);
+        if text.starts_with('#') {
+            format!("{text:?}")
+        } else {
+            format!("{off}")
+        }
+    };
     if s.sh_type == SHT_CUDA_PROTOTYPE {
-        let strtab = cubin
-            .symtab
-            .and_then(|i| cubin.sections.get(i as usize))
-            .and_then(|st| cubin.sections.get(st.link as usize))
-            .map(|st| st.data)
-            .unwrap_or(&[]);
         let entries = callgraph::parse_prototypes(s.data).map_err(|e| e.to_string())?;
         return Ok(entries
             .iter()
@@ -366,7 +377,7 @@ pub(crate) fn graph_items(
                     format!("{list}: {} -> {}", sym(first), sym(second))
                 }
                 CallGraphList::ADDRESS_TAKEN | CallGraphList::INDIRECT_CALLS => {
-                    format!("{list}: {} prototype {second}", sym(first))
+                    format!("{list}: {} prototype {}", sym(first), signature(second))
                 }
                 _ => format!("{list}: {} {second:#x}", sym(first)),
             },

@@ -1,99 +1,123 @@
-//! The R_CUDA table in `reloc::table` matches the seed document row for row:
-//! code, name, resolver class and every bit action (lo, hi, value kind, shift).
+//! The const R_CUDA table must equal the seed (ptxas 13.0.88's action table) row for row.
 
-use linker_core::reloc::table::{describe, RelocType, R_CUDA_TABLE};
+use linker_core::reloc::table::{describe, RelocType, ValueKind, R_CUDA_COUNT, R_CUDA_TABLE};
 use std::path::Path;
 
-struct SeedRow {
-    code: u32,
-    name: String,
-    class: String,
-    actions: Vec<(u8, u8, String, u8)>,
+const SEED: &str = include_str!("data/r_cuda_seed.txt");
+/// The shared seed, relative to the workspace root (present in the main checkout).
+const SHARED_SEED: &str = "../shared/seeds/003_58ebef5c5e222e19.txt";
+
+/// One parsed seed row: code, name, handler, actions (lo, hi, kind, shift).
+type Row = (u32, String, String, Vec<(u8, u8, String, u8)>);
+
+fn parse_action(text: &str) -> (u8, u8, String, u8) {
+    // bits[LO..HI]=KIND>>SHIFT
+    let rest = text
+        .strip_prefix("bits[")
+        .expect("action starts with bits[");
+    let (range, rest) = rest.split_once("]=").expect("]=");
+    let (lo, hi) = range.split_once("..").expect("lo..hi");
+    let (kind, shift) = rest.split_once(">>").expect(">>");
+    (
+        lo.parse().unwrap(),
+        hi.parse().unwrap(),
+        kind.to_string(),
+        shift.parse().unwrap(),
+    )
 }
 
-fn parse_seed(text: &str) -> Vec<SeedRow> {
+fn parse_seed(text: &str) -> Vec<Row> {
     let mut rows = Vec::new();
     for line in text.lines() {
         let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 4 || cols[0].parse::<u32>().is_err() {
+        if cols.len() != 4 || !cols[0].chars().all(|c| c.is_ascii_digit()) || cols[0].is_empty() {
             continue;
         }
-        let code = cols[0].parse().unwrap();
         let name = cols[1].trim_matches('`').to_string();
-        let class = cols[2].to_string();
-        let mut actions = Vec::new();
-        if cols[3].trim() != "(none)" {
-            for part in cols[3].split(" ; ") {
-                // bits[lo..hi]=KIND>>shift
-                let part = part.trim();
-                let inner = part
-                    .strip_prefix("bits[")
-                    .expect("action starts with bits[");
-                let (range, rest) = inner.split_once("]=").expect("]=");
-                let (lo, hi) = range.split_once("..").expect("..");
-                let (kind, shift) = rest.split_once(">>").expect(">>");
-                actions.push((
-                    lo.parse().unwrap(),
-                    hi.parse().unwrap(),
-                    kind.to_string(),
-                    shift.parse().unwrap(),
-                ));
-            }
-        }
-        rows.push(SeedRow {
-            code,
-            name,
-            class,
-            actions,
-        });
+        let actions = if cols[3] == "(none)" {
+            Vec::new()
+        } else {
+            cols[3].split(" ; ").map(parse_action).collect()
+        };
+        rows.push((cols[0].parse().unwrap(), name, cols[2].to_string(), actions));
     }
     rows
 }
 
-fn seed_text() -> String {
-    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/r_cuda_seed.txt");
-    let text = std::fs::read_to_string(&committed).expect("committed seed copy");
-    // The shared original, when present beside the repository, must be identical.
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/seeds/003_58ebef5c5e222e19.txt");
-    if let Ok(orig) = std::fs::read_to_string(shared) {
+#[test]
+fn committed_seed_equals_shared_seed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shared = root.join(SHARED_SEED);
+    if let Ok(text) = std::fs::read_to_string(&shared) {
         assert_eq!(
-            orig, text,
-            "tests/data/r_cuda_seed.txt differs from ../shared/seeds"
+            text,
+            SEED,
+            "{} differs from tests/data/r_cuda_seed.txt",
+            shared.display()
         );
     }
-    text
 }
 
 #[test]
 fn table_matches_seed_row_for_row() {
-    let rows = parse_seed(&seed_text());
-    assert_eq!(rows.len(), 117, "the seed lists 117 types");
-    assert_eq!(R_CUDA_TABLE.len(), rows.len());
-    for row in &rows {
-        let d = describe(row.code).unwrap_or_else(|| panic!("code {} missing", row.code));
-        assert_eq!(d.code, row.code);
-        assert_eq!(d.name, row.name, "name of {}", row.code);
-        assert_eq!(d.class.as_str(), row.class, "class of {}", row.name);
-        let ours: Vec<(u8, u8, String, u8)> = d
-            .actions
-            .iter()
-            .map(|a| (a.lo, a.hi, a.kind.as_str().to_string(), a.shift))
-            .collect();
-        assert_eq!(ours, row.actions, "actions of {}", row.name);
-        assert_eq!(RelocType(row.code).to_string(), row.name);
+    let rows = parse_seed(SEED);
+    assert_eq!(rows.len(), 117);
+    assert_eq!(R_CUDA_TABLE.len(), R_CUDA_COUNT);
+    assert_eq!(rows.len(), R_CUDA_TABLE.len());
+    for (i, ((code, name, class, actions), desc)) in
+        rows.iter().zip(R_CUDA_TABLE.iter()).enumerate()
+    {
+        assert_eq!(*code as usize, i, "seed rows are in code order");
+        assert_eq!(desc.code, *code);
+        assert_eq!(desc.name, name);
+        assert_eq!(desc.class.as_str(), class, "{name}");
+        assert_eq!(desc.actions.len(), actions.len(), "{name}");
+        for (a, (lo, hi, kind, shift)) in desc.actions.iter().zip(actions) {
+            assert_eq!(
+                (a.lo, a.hi, a.kind.as_str(), a.shift),
+                (*lo, *hi, kind.as_str(), *shift),
+                "{name}"
+            );
+            assert_eq!(ValueKind::from_name(kind), Some(a.kind));
+            assert!(a.lo <= a.hi && a.hi < 128, "{name}");
+        }
+        assert_eq!(describe(*code).map(|d| d.name), Some(name.as_str()));
+        assert_eq!(RelocType(*code).to_string(), *name);
     }
-    assert!(describe(117).is_none());
-    assert_eq!(RelocType(500).to_string(), "Unknown(500)");
+    // Every ValueKind is used by the seed.
+    for k in ValueKind::ALL {
+        assert!(
+            rows.iter().any(|r| r.3.iter().any(|a| a.2 == k.as_str())),
+            "{k:?} unused"
+        );
+    }
 }
 
 #[test]
-fn class_counts_match_the_seed_summary() {
-    use linker_core::reloc::table::ResolverClass::*;
-    let count = |c| R_CUDA_TABLE.iter().filter(|d| d.class == c).count();
-    // "1=NVRH_LINKER (39 types), 2=NVRH_DRIVER (52 types), 4=NVRH_EITHER (24 types)".
-    assert_eq!(count(Linker), 39);
-    assert_eq!(count(Driver), 52);
-    assert_eq!(count(Either), 24);
-    assert_eq!(count(None), 2);
+fn unknown_codes() {
+    assert!(describe(117).is_none());
+    assert!(describe(u32::MAX).is_none());
+    assert_eq!(RelocType(117).to_string(), "Unknown(117)");
+    assert_eq!(RelocType(0x10001).to_string(), "Unknown(65537)");
+    assert_eq!(
+        RelocType::R_CUDA_CONST_FIELD21_38.to_string(),
+        "R_CUDA_CONST_FIELD21_38"
+    );
+    assert_eq!(RelocType::R_CUDA_CONST_FIELD21_38.0, 66);
+    assert_eq!(RelocType::R_CUDA_NONE_LAST.0, 116);
+}
+
+#[test]
+fn widths() {
+    let w = |t: RelocType| t.desc().unwrap().width_bytes();
+    assert_eq!(w(RelocType::R_CUDA_NONE), 0);
+    assert_eq!(w(RelocType::R_CUDA_8_16), 1);
+    assert_eq!(w(RelocType::R_CUDA_SAMP_HEADER_INDEX_0), 2);
+    assert_eq!(w(RelocType::R_CUDA_32), 4);
+    assert_eq!(w(RelocType::R_CUDA_64), 8);
+    assert_eq!(w(RelocType::R_CUDA_ABS32_32), 8);
+    assert_eq!(w(RelocType::R_CUDA_CONST_FIELD21_38), 8);
+    assert_eq!(w(RelocType::R_CUDA_ABS47_34), 16);
+    assert_eq!(w(RelocType::R_CUDA_YIELD_CLEAR_PRED4_87), 16);
+    assert_eq!(w(RelocType::R_CUDA_INSTRUCTION128), 16);
 }

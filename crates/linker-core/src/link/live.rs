@@ -84,7 +84,11 @@ pub(crate) fn is_indirect_call_reloc(rtype: u32) -> bool {
 }
 
 /// Computes the live functions and kept sections.
-pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
+pub(crate) fn mark(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    kernels_used: Option<&[String]>,
+) -> Live {
     let _span = tracing::info_span!("live").entered();
     let mut funcs = Vec::new();
     let mut func_of_text: Vec<Vec<Option<u32>>> = Vec::with_capacity(files.len());
@@ -148,7 +152,7 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
                     continue;
                 };
                 match from_func {
-                    Some(caller) if callee != caller => {
+                    Some(caller) if callee != caller || is_call_reloc(r.rtype) => {
                         let c = &mut live.funcs[caller as usize];
                         if !c.callees.contains(&callee) {
                             c.callees.push(callee);
@@ -167,11 +171,49 @@ pub(crate) fn mark(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Live {
             }
         }
     }
+    // Calls ptxas resolved itself (a function calling itself or a neighbour
+    // PC-relatively) have no relocation; the input call graph lists them.
+    for f in files {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == crate::elf::SHT_CUDA_CALLGRAPH)
+        {
+            let Ok(graph) = crate::cubin::callgraph::CallGraph::parse(s.data) else {
+                continue; // reported by the nvinfo phase
+            };
+            for e in graph.calls {
+                let nsyms = f.cubin.symbols.len() as u32;
+                if e.caller >= nsyms || e.callee >= nsyms {
+                    continue;
+                }
+                let at = |index| SymRef { file: f.id, index };
+                let (Some(caller), Some(callee)) = (
+                    live.func_of_symbol(files, db, at(e.caller)),
+                    live.func_of_symbol(files, db, at(e.callee)),
+                ) else {
+                    continue;
+                };
+                let c = &mut live.funcs[caller as usize];
+                if !c.callees.contains(&callee) {
+                    c.callees.push(callee);
+                }
+            }
+        }
+    }
+    let wanted = |f: &Func| -> bool {
+        let Some(list) = kernels_used else {
+            return true;
+        };
+        let name = files[f.key.file.0 as usize].cubin.symbols[f.sym as usize].name;
+        list.iter().any(|k| name.contains(k.as_str()))
+    };
     roots.extend(
         live.funcs
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.is_kernel)
+            .filter(|(_, f)| f.is_kernel && wanted(f))
             .map(|(i, _)| i as u32),
     );
     let mut stack = roots;

@@ -134,7 +134,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let db = symbols::resolve(&files, &mut diags)?;
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots).
-    let live = live::mark(&files, &db);
+    let live = live::mark(&files, &db, opts.kernels_used.as_deref());
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
     let mut plan = sections::plan(&files, &db, &live, arch);

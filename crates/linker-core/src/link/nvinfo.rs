@@ -84,6 +84,162 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// Names of functions (defined or not) that a live function calls directly,
+/// by call relocation or by the inputs' call-graph list of direct calls.
+fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
+    let mut out = HashSet::new();
+    for f in files {
+        let fid = f.id.0 as usize;
+        let live_text = |text: u32| {
+            live.func_of_text[fid]
+                .get(text as usize)
+                .copied()
+                .flatten()
+                .is_some_and(|fi| live.live[fi as usize])
+        };
+        for s in &f.cubin.sections {
+            if s.is_reloc() && live_text(s.info) {
+                for r in f.cubin.relocs(s) {
+                    if super::live::is_call_reloc(r.rtype) {
+                        if let Some(sym) = f.cubin.symbols.get(r.sym as usize) {
+                            out.insert(sym.name);
+                        }
+                    }
+                }
+            } else if s.sh_type == SHT_CUDA_CALLGRAPH {
+                let Ok(g) = CallGraph::parse(s.data) else {
+                    continue;
+                };
+                for e in g.calls {
+                    let caller = f.cubin.symbols.get(e.caller as usize);
+                    let callee = f.cubin.symbols.get(e.callee as usize);
+                    let (Some(caller), Some(callee)) = (caller, callee) else {
+                        continue;
+                    };
+                    let caller_live = caller.section().is_some_and(&live_text)
+                        && db.resolve(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        }) == Some(SymRef {
+                            file: f.id,
+                            index: e.caller,
+                        });
+                    if caller_live {
+                        out.insert(callee.name);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Live functions with callees before callers (back edges of cycles ignored).
+fn post_order(live: &Live) -> Vec<u32> {
+    let n = live.funcs.len();
+    let mut state = vec![0u8; n];
+    let mut order = Vec::with_capacity(n);
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if state[root as usize] != 0 || !live.live[root as usize] {
+            continue;
+        }
+        state[root as usize] = 1;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (f, next) = *top;
+            let callees = &live.funcs[f as usize].callees;
+            if next < callees.len() {
+                top.1 += 1;
+                let c = callees[next];
+                if state[c as usize] == 0 {
+                    state[c as usize] = 1;
+                    stack.push((c, 0));
+                }
+            } else {
+                state[f as usize] = 2;
+                order.push(f);
+                stack.pop();
+            }
+        }
+    }
+    order
+}
+
+/// Why a recursive call tree's stack is unknowable.
+const RECURSIVE: &str = "is recursive";
+
+/// What a function's call tree implies: deepest stack, most registers and
+/// barriers, and why the stack size is unknowable (if it is).
+#[derive(Debug, Clone, Copy, Default)]
+struct TreeFacts {
+    depth: u64,
+    regs: u32,
+    barriers: u8,
+    why: Option<&'static str>,
+}
+
+/// Computes [`TreeFacts`] for every live function in one iterative post-order
+/// walk (linear in functions + call edges, no recursion: call chains through
+/// thousands of objects stay cheap). `own(f)` gives a function's frame size,
+/// register count and barrier count. A call back into a function still on the
+/// walk's path is recursion; a call through a register makes the stack unknowable.
+fn call_tree_facts(live: &Live, own: impl Fn(u32) -> (u64, u32, u8)) -> Vec<TreeFacts> {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let n = live.funcs.len();
+    let mut facts = vec![TreeFacts::default(); n];
+    let mut state = vec![NEW; n];
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if state[root as usize] != NEW || !live.live[root as usize] {
+            continue;
+        }
+        state[root as usize] = OPEN;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (f, next) = *top;
+            let callees = &live.funcs[f as usize].callees;
+            if next < callees.len() {
+                top.1 += 1;
+                let c = callees[next];
+                if state[c as usize] == NEW {
+                    state[c as usize] = OPEN;
+                    stack.push((c, 0));
+                }
+                continue;
+            }
+            let (frame, regs, barriers) = own(f);
+            let mut t = TreeFacts {
+                depth: 0,
+                regs,
+                barriers,
+                why: live.funcs[f as usize]
+                    .indirect_call
+                    .then_some("calls through a function pointer"),
+            };
+            for &c in callees {
+                match state[c as usize] {
+                    DONE => {
+                        let ct = facts[c as usize];
+                        t.depth = t.depth.max(ct.depth);
+                        t.regs = t.regs.max(ct.regs);
+                        t.barriers = t.barriers.max(ct.barriers);
+                        t.why = t.why.or(ct.why);
+                    }
+                    _ => t.why = Some(RECURSIVE),
+                }
+            }
+            t.depth += frame;
+            facts[f as usize] = t;
+            state[f as usize] = DONE;
+            stack.pop();
+        }
+    }
+    facts
+}
+
 /// Whether input symbol `idx` of `f` is a definition that lost to another input's.
 fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
     let Some(sym) = f.cubin.symbols.get(idx as usize) else {
@@ -114,7 +270,11 @@ pub(crate) fn lost_to_earlier(
         index: idx,
     };
     let _ = files;
-    matches!(db.resolve(r), Some(def) if def != r && def.file < f.id)
+    // nvlink drops a definition's debug entries when another definition
+    // already existed when its file was read (the first definition keeps its
+    // entries even if a later strong one replaces it).
+    let first = db.global_of[f.id.0 as usize][idx as usize].and_then(|g| db.global(g).1.first_def);
+    db.resolve(r) != Some(r) && first != Some(r)
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
@@ -215,7 +375,24 @@ pub(crate) fn create_sections(
         o.section_symbol = true;
         m.callgraph = Some(plan.add(o));
     }
-    // .nv.prototype exists only when an entry survives.
+    // .nv.prototype exists only when an entry survives: nvlink keeps the
+    // prototypes of functions something live calls directly.
+    let called = called_names(files, db, live);
+    let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
+        let Some(s) = f.cubin.symbols.get(sym as usize) else {
+            return false;
+        };
+        let r = SymRef {
+            file: f.id,
+            index: sym,
+        };
+        // Not for functions whose address is taken: their prototype travels
+        // with the call graph's address-taken list instead.
+        let address_taken = live
+            .func_of_symbol(files, db, r)
+            .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+        called.contains(s.name) && !address_taken && func_survives(files, db, plan, r)
+    };
     let mut any_proto = false;
     for f in files {
         for s in f
@@ -226,18 +403,7 @@ pub(crate) fn create_sections(
         {
             let entries = crate::cubin::callgraph::parse_prototypes(s.data)
                 .map_err(|e| e.in_file(f.name).in_section(s.name))?;
-            any_proto |= entries.iter().any(|e| {
-                (e.symbol as usize) < f.cubin.symbols.len()
-                    && func_survives(
-                        files,
-                        db,
-                        plan,
-                        SymRef {
-                            file: f.id,
-                            index: e.symbol,
-                        },
-                    )
-            });
+            any_proto |= entries.iter().any(|e| keep_proto(f, e.symbol));
         }
     }
     if any_proto {
@@ -384,8 +550,8 @@ pub(crate) fn build(
         }
     }
     // Call-tree facts.
-    let callees = |fi: u32| -> &[u32] { &live.funcs[fi as usize].callees };
     let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
+    let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::new();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
@@ -400,98 +566,80 @@ pub(crate) fn build(
                     if let Some(v) = rec.int_value() {
                         fn_barriers.insert(fi, v as u8);
                     }
+                } else if rec.attr == EiAttr::EIATTR_EXTERNS {
+                    let own: Vec<u32> = rec
+                        .words()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|&w| external(f, w))
+                        .filter_map(|w| out_of(f, w))
+                        .collect();
+                    own_externs.insert(fi, own);
                 }
             }
         }
+    }
+    // EIATTR_EXTERNS of a function after the link: the still-undefined
+    // symbols of its whole call tree, callees' first (as nvlink lists them).
+    let mut externs: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &fi in &post_order(live) {
+        let mut list: Vec<u32> = Vec::new();
+        for c in &live.funcs[fi as usize].callees {
+            if let Some(ce) = externs.get(c) {
+                for &w in ce {
+                    if !list.contains(&w) {
+                        list.push(w);
+                    }
+                }
+            }
+        }
+        for &w in own_externs.get(&fi).map(|v| v.as_slice()).unwrap_or(&[]) {
+            if !list.contains(&w) {
+                list.push(w);
+            }
+        }
+        externs.insert(fi, list);
     }
     let mut stack_warnings: Vec<String> = Vec::new();
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
     let mut raised_regs: HashMap<u32, u32> = HashMap::new();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::new();
+    let mut recursive_kernels: HashSet<u32> = HashSet::new();
+    let facts = call_tree_facts(live, |fi| {
+        let sym = syms.func_index[fi as usize];
+        (
+            u64::from(frame.get(&sym).copied().unwrap_or(0)),
+            regcount.get(&sym).copied().unwrap_or(0),
+            fn_barriers.get(&fi).copied().unwrap_or(0),
+        )
+    });
     for &fi in &live_funcs {
         let func = &live.funcs[fi as usize];
         if !func.is_kernel {
             continue;
         }
         let ksym = syms.func_index[fi as usize];
-        // Walk the call tree.
-        let mut max_regs = regcount.get(&ksym).copied().unwrap_or(0);
-        let mut max_bar = fn_barriers.get(&fi).copied().unwrap_or(0);
-        let mut memo: HashMap<u32, u64> = HashMap::new();
-        let mut on_path: HashSet<u32> = HashSet::new();
-        #[allow(clippy::too_many_arguments)]
-        fn depth(
-            fi: u32,
-            callees: &dyn Fn(u32) -> Vec<u32>,
-            frame_of: &dyn Fn(u32) -> u64,
-            indirect: &dyn Fn(u32) -> bool,
-            memo: &mut HashMap<u32, u64>,
-            on_path: &mut HashSet<u32>,
-            unknowable: &mut Option<&'static str>,
-            visit: &mut dyn FnMut(u32),
-        ) -> u64 {
-            if let Some(&d) = memo.get(&fi) {
-                return d;
-            }
-            visit(fi);
-            if indirect(fi) && unknowable.is_none() {
-                *unknowable = Some("calls through a function pointer");
-            }
-            on_path.insert(fi);
-            let mut best = 0u64;
-            for c in callees(fi) {
-                if on_path.contains(&c) {
-                    *unknowable = Some("is recursive");
-                    continue;
-                }
-                best = best.max(depth(
-                    c, callees, frame_of, indirect, memo, on_path, unknowable, visit,
-                ));
-            }
-            on_path.remove(&fi);
-            let d = frame_of(fi) + best;
-            memo.insert(fi, d);
-            d
-        }
-        let callees_v = |c: u32| callees(c).to_vec();
-        let frame_of = |c: u32| {
-            frame
-                .get(&syms.func_index[c as usize])
-                .copied()
-                .unwrap_or(0) as u64
-        };
-        let indirect = |c: u32| live.funcs[c as usize].indirect_call;
-        let mut visited: Vec<u32> = Vec::new();
-        let mut unk: Option<&'static str> = None;
-        let stack = depth(
-            fi,
-            &callees_v,
-            &frame_of,
-            &indirect,
-            &mut memo,
-            &mut on_path,
-            &mut unk,
-            &mut |c| visited.push(c),
-        );
-        let unknowable = unk;
-        for c in visited {
-            let csym = syms.func_index[c as usize];
-            max_regs = max_regs.max(regcount.get(&csym).copied().unwrap_or(0));
-            max_bar = max_bar.max(fn_barriers.get(&c).copied().unwrap_or(0));
-        }
-        if let Some(why) = unknowable {
+        let t = facts[fi as usize];
+        let mut depth = t.depth;
+        if let Some(why) = t.why {
             stack_warnings.push(format!(
-                "stack size for kernel '{}' cannot be statically determined: its call tree {why}",
+                "Stack size for entry function '{}' cannot be statically determined (its call tree {why})",
                 syms.names[ksym as usize]
             ));
+            if why == RECURSIVE {
+                // nvlink records "unknown" as the largest value, also as the
+                // kernel's CRS stack size.
+                depth = u64::from(u32::MAX);
+                recursive_kernels.insert(fi);
+            }
         }
         if regcount.contains_key(&ksym) {
-            raised_regs.insert(ksym, max_regs);
+            raised_regs.insert(ksym, t.regs);
         }
-        if max_bar > fn_barriers.get(&fi).copied().unwrap_or(0) {
-            kernel_barriers.insert(fi, max_bar);
+        if t.barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
+            kernel_barriers.insert(fi, t.barriers);
         }
-        min_stack.push((ksym, u32::try_from(stack).unwrap_or(u32::MAX)));
+        min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
     }
     let nwarn = stack_warnings.len();
     for w in stack_warnings.iter().take(MAX_STACK_WARNINGS) {
@@ -551,6 +699,12 @@ pub(crate) fn build(
             else {
                 continue;
             };
+            if owned.attr == EiAttr::EIATTR_EXTERNS {
+                continue; // rebuilt below from the call tree
+            }
+            if owned.attr == EiAttr::EIATTR_CRS_STACK_SIZE && recursive_kernels.contains(&fi) {
+                continue; // replaced below
+            }
             if owned.attr == EiAttr::EIATTR_NUM_BARRIERS {
                 has_bar = true;
                 if let Some(&v) = kernel_barriers.get(&fi) {
@@ -563,6 +717,15 @@ pub(crate) fn build(
             if let Some(&v) = kernel_barriers.get(&fi) {
                 out.push(OwnedRecord::bval(EiAttr::EIATTR_NUM_BARRIERS, v));
             }
+        }
+        if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
+            out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
+        }
+        if recursive_kernels.contains(&fi) {
+            out.push(OwnedRecord::words(
+                EiAttr::EIATTR_CRS_STACK_SIZE,
+                &[u32::MAX],
+            ));
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&out, &mut bytes)?;
@@ -618,8 +781,8 @@ pub(crate) fn build(
             {
                 let cg =
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
-                // Lists 2 and 3 carry a prototype id, not a string offset.
-                let sig = |o: u32| o;
+                // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
+                let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
                 for e in &cg.calls {
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
                         if seen.insert((1, a, b)) {
@@ -631,9 +794,12 @@ pub(crate) fn build(
                     }
                 }
                 for &(a, p) in &cg.address_taken {
+                    // One entry per function: a later input's prototype
+                    // replaces an earlier one (nvlink keeps the last).
                     if let Some(a) = out_of(f, a) {
-                        if seen.insert((2, a, sig(p))) {
-                            g.address_taken.push((a, sig(p)));
+                        match g.address_taken.iter_mut().find(|e| e.0 == a) {
+                            Some(e) => e.1 = sig(p),
+                            None => g.address_taken.push((a, sig(p))),
                         }
                     }
                 }
@@ -658,6 +824,20 @@ pub(crate) fn build(
         results.push((id, bytes));
     }
     if let Some(id) = meta.prototype {
+        let called = called_names(files, db, live);
+        let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
+            let Some(s) = f.cubin.symbols.get(sym as usize) else {
+                return false;
+            };
+            let r = SymRef {
+                file: f.id,
+                index: sym,
+            };
+            let address_taken = live
+                .func_of_symbol(files, db, r)
+                .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+            called.contains(s.name) && !address_taken
+        };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         for f in files {
             for s in f
@@ -669,6 +849,9 @@ pub(crate) fn build(
                 for e in crate::cubin::callgraph::parse_prototypes(s.data)
                     .map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
+                    if !keep_proto(f, e.symbol) {
+                        continue;
+                    }
                     if let Some(sym) = out_of(f, e.symbol) {
                         let ne = PrototypeEntry {
                             symbol: sym,

@@ -134,7 +134,7 @@ pub(crate) fn classify(
     diags: &mut Diags,
 ) {
     let _span = tracing::info_span!("relocate").entered();
-    let mut undefined_seen: HashSet<(&str, u32)> = HashSet::new();
+    let mut undefined_seen: HashSet<&str> = HashSet::new();
     for f in files {
         let fid = f.id.0 as usize;
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
@@ -245,7 +245,7 @@ pub(crate) fn classify(
                     let weak = sym.bind() == STB_WEAK;
                     if weak || stays_undefined(sym.name) {
                         keep(plan, SymTarget::Input(here), r.addend);
-                    } else if undefined_seen.insert((sym.name, f.id.0)) {
+                    } else if undefined_seen.insert(sym.name) {
                         let from = referencing_fn
                             .map(|n| format!(" (referenced from function '{n}')"))
                             .unwrap_or_else(|| {
@@ -326,6 +326,30 @@ pub(crate) fn classify(
                 }
             }
         }
+    }
+    // Undefined variables are errors even when nothing live refers to them
+    // (nvlink: variables are never dead-stripped; declared-only externs too).
+    for (name, g) in &db.globals {
+        if g.def.is_some() || g.all_weak || undefined_seen.contains(name) {
+            continue;
+        }
+        let f = &files[g.first_mention.file.0 as usize];
+        let sym = &f.cubin.symbols[g.first_mention.index as usize];
+        let variable = matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT);
+        if !variable
+            || sym.other & STO_CUDA_SHARED != 0
+            || stays_undefined(name)
+            || UNIFIED_TABLE_SYMBOLS.contains(name)
+        {
+            continue;
+        }
+        diags.error(
+            Error::new(
+                ErrorKind::Symbol,
+                format!("undefined reference to '{name}'"),
+            )
+            .in_file(f.name),
+        );
     }
     let _ = live;
 }

@@ -177,6 +177,8 @@ pub(crate) struct Plan {
     pub tex_slots: Vec<String>,
     /// First slot offset (after the largest parameter bank), fixed on first use.
     pub tex_base: Option<u64>,
+    /// Where each merged `.common` variable was allocated.
+    pub common: HashMap<super::GlobalId, Placement>,
     /// (parameter bank, handle) pairs that already have their driver relocation.
     pub tex_used: std::collections::HashSet<(OutSecId, String)>,
     /// Final order (filled by `finalize_order`): position → section.
@@ -311,7 +313,7 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 }
 
 /// Builds the output section list and places every kept input section.
-pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
+pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
     let _span = tracing::info_span!("sections").entered();
     let mut plan = Plan {
         sections: Vec::new(),
@@ -327,6 +329,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
         kept: Vec::new(),
         tex_slots: Vec::new(),
         tex_base: None,
+        common: HashMap::new(),
         tex_used: Default::default(),
         order: Vec::new(),
         index_of: Vec::new(),
@@ -348,6 +351,8 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
     // Text sections of each file first so that owned sections can link to them.
     let mut text_out: Vec<HashMap<u32, OutSecId>> = files.iter().map(|_| HashMap::new()).collect();
     let mut any_dynamic_shared = false;
+    // Parameter banks of kernels whose (weak) definition lost to another input's.
+    let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -376,6 +381,18 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
             );
         for s in text_first {
             let i = s.index as usize;
+            if !kept[i] && s.sh_type == SHT_CUDA_CONSTANT0 {
+                if let Some(text) = f.owner[i] {
+                    let sym = f.func_sym[text as usize];
+                    let r = super::symbols::SymRef {
+                        file: f.id,
+                        index: sym,
+                    };
+                    if let Some(winner) = db.resolve(r).filter(|w| *w != r) {
+                        overridden_banks.push((f.id, s.index, winner));
+                    }
+                }
+            }
             if !kept[i] || is_rebuilt(s) {
                 continue;
             }
@@ -464,6 +481,65 @@ pub(crate) fn plan(files: &[InputFile<'_>], _db: &SymbolDb<'_>, live: &Live, arc
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
+        }
+    }
+    // nvlink appends the parameter bank of an overridden weak kernel to the
+    // winner's bank of the same name (0x218 + 0x218 on sm_90).
+    for (fid, sec, winner) in overridden_banks {
+        let wf = &files[winner.file.0 as usize];
+        let wsym = &wf.cubin.symbols[winner.index as usize];
+        let Some(wtext) = wsym.section() else {
+            continue;
+        };
+        let Some(wbank) = wf.cubin.sections.iter().find(|b| {
+            b.sh_type == SHT_CUDA_CONSTANT0 && b.info == wtext && b.flags & SHF_INFO_LINK != 0
+        }) else {
+            continue;
+        };
+        let Some(p) = plan.placement[winner.file.0 as usize][wbank.index as usize] else {
+            continue;
+        };
+        let input = &files[fid.0 as usize].cubin.sections[sec as usize];
+        let o = plan.sec_mut(p.out);
+        let offset = align_up(o.size, input.addralign.max(1));
+        o.size = offset + input.size;
+        if let Body::Pieces(pieces) = &mut o.body {
+            pieces.push(Piece {
+                file: fid,
+                section: sec,
+                offset,
+            });
+        }
+        plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: p.out, offset });
+    }
+    // `.common` variables: allocated after the bss contributions of
+    // `.nv.global`, in reverse order of first mention (as nvlink does), each at
+    // its first declaration's alignment with the largest size declared.
+    let commons: Vec<(super::GlobalId, super::symbols::Common)> = db
+        .globals
+        .values()
+        .enumerate()
+        .filter_map(|(i, g)| g.common.map(|c| (super::GlobalId(i as u32), c)))
+        .collect();
+    if !commons.is_empty() {
+        let id = match plan.merged.get(".nv.global") {
+            Some(&id) => id,
+            None => {
+                let mut o = OutSection::new(".nv.global", SHT_NOBITS, Role::NoBits);
+                o.flags = SHF_WRITE | SHF_ALLOC;
+                o.body = Body::NoBits;
+                let id = plan.add(o);
+                plan.merged.insert(".nv.global".to_string(), id);
+                id
+            }
+        };
+        for (gid, c) in commons.iter().rev() {
+            let o = plan.sec_mut(id);
+            o.section_symbol = true;
+            o.align = o.align.max(c.align);
+            let offset = align_up(o.size, c.align);
+            o.size = offset + c.size;
+            plan.common.insert(*gid, Placement { out: id, offset });
         }
     }
     if any_dynamic_shared {

@@ -11,7 +11,9 @@
 use super::{Diags, FileId, GlobalId, InputFile};
 use crate::config::LinkFailure;
 use crate::cubin::Symbol;
-use crate::elf::{STB_GLOBAL, STB_WEAK, STT_SECTION};
+use crate::elf::{
+    SHN_COMMON, STB_GLOBAL, STB_WEAK, STT_CUDA_OBJECT, STT_FUNC, STT_OBJECT, STT_SECTION,
+};
 use crate::error::{Error, ErrorKind};
 use indexmap::IndexMap;
 
@@ -33,6 +35,18 @@ pub(crate) struct GlobalSym {
     pub first_mention: SymRef,
     /// Whether every mention so far was weak.
     pub all_weak: bool,
+    /// The first definition seen in command-line order (it may have lost later).
+    pub first_def: Option<SymRef>,
+    /// For `.common` variables (while no real definition exists): the merged
+    /// size (largest) and alignment (first declaration's).
+    pub common: Option<Common>,
+}
+
+/// A merged `.common` variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Common {
+    pub size: u64,
+    pub align: u64,
 }
 
 /// The symbol database.
@@ -69,7 +83,47 @@ fn is_global(sym: &Symbol<'_>) -> bool {
     (b == STB_GLOBAL || b == STB_WEAK) && sym.ty() != STT_SECTION && sym.index != 0
 }
 
+fn is_variable(sym: &Symbol<'_>) -> bool {
+    matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT)
+}
+
+/// The register count ptxas recorded for function symbol `idx` of `f`
+/// (module `.nv.info` `EIATTR_REGCOUNT`, else the top byte of the text
+/// section's `sh_info` on sm_75..89).
+pub(crate) fn register_count(f: &InputFile<'_>, idx: u32) -> u32 {
+    if let Some(info) = f.cubin.section_by_name(".nv.info") {
+        if let Ok(records) = crate::cubin::eiattr::parse(info.data) {
+            for r in records {
+                if r.attr == crate::cubin::eiattr::EiAttr::EIATTR_REGCOUNT {
+                    if let Some((sym, v)) = r.sym_value() {
+                        if sym == idx {
+                            return v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let sym = &f.cubin.symbols[idx as usize];
+    sym.section()
+        .and_then(|s| f.cubin.sections.get(s as usize))
+        .map(|s| s.info >> 24)
+        .unwrap_or(0)
+}
+
+fn symbol_error(name: &str, message: String) -> Error {
+    Error::new(ErrorKind::Symbol, message).for_symbol(name)
+}
+
 /// Builds the symbol database; returns every duplicate/mismatch error at once.
+///
+/// Measured nvlink rules: a strong definition beats weak ones; two strong
+/// definitions are an error; among weak *functions* the one with the fewest
+/// registers wins (the first on a tie), whatever their sizes; weak or extern
+/// *variables* must agree in size with the first sized mention of the name
+/// (an unsized first declaration disables the check); `.common` variables
+/// merge (largest size, first alignment) and yield to a real definition; a
+/// name used as a variable in one input and a function in another is an error.
 pub(crate) fn resolve<'d>(
     files: &[InputFile<'d>],
     diags: &mut Diags,
@@ -95,10 +149,78 @@ pub(crate) fn resolve<'d>(
                 def_strong: false,
                 first_mention: here,
                 all_weak: true,
+                first_def: None,
+                common: None,
             });
             g.all_weak &= weak;
             map[sym.index as usize] = Some(gid);
+            let first_file = &files[g.first_mention.file.0 as usize];
+            let first = &first_file.cubin.symbols[g.first_mention.index as usize];
+            // Variable vs function.
+            let kind_known = |s: &Symbol<'_>| s.ty() == STT_FUNC || is_variable(s);
+            if here != g.first_mention
+                && kind_known(sym)
+                && kind_known(first)
+                && is_variable(sym) != is_variable(first)
+            {
+                diags.error(symbol_error(
+                    sym.name,
+                    format!(
+                        "'{}' is a {} in '{}' but a {} in '{}': memory space doesn't match",
+                        sym.name,
+                        if is_variable(sym) {
+                            "variable"
+                        } else {
+                            "function"
+                        },
+                        f.name,
+                        if is_variable(first) {
+                            "variable"
+                        } else {
+                            "function"
+                        },
+                        first_file.name
+                    ),
+                ));
+                continue;
+            }
+            // Sizes of variables (not commons) must agree with the first sized mention.
+            let is_common = sym.shndx == SHN_COMMON;
+            if is_variable(sym)
+                && !is_common
+                && first.shndx != SHN_COMMON
+                && here != g.first_mention
+                && first.size != 0
+                && sym.size != 0
+                && sym.size != first.size
+                && !(g.def_strong && !sym.is_undefined() && !weak)
+            {
+                diags.error(symbol_error(
+                    sym.name,
+                    format!(
+                        "size of '{}' is {:#x} in '{}' but {:#x} in '{}', where it was first specified",
+                        sym.name, sym.size, f.name, first.size, first_file.name
+                    ),
+                ));
+                continue;
+            }
             if sym.is_undefined() {
+                continue;
+            }
+            g.first_def.get_or_insert(here);
+            if is_common {
+                match (g.def, g.common.as_mut()) {
+                    (None, _) => {
+                        g.def = Some(here);
+                        g.def_strong = false;
+                        g.common = Some(Common {
+                            size: sym.size,
+                            align: sym.value.max(1),
+                        });
+                    }
+                    (Some(_), Some(c)) => c.size = c.size.max(sym.size),
+                    (Some(_), None) => {} // a real definition already won
+                }
                 continue;
             }
             match g.def {
@@ -106,37 +228,34 @@ pub(crate) fn resolve<'d>(
                     g.def = Some(here);
                     g.def_strong = !weak;
                 }
+                Some(_) if g.common.is_some() => {
+                    // A real definition beats the merged commons.
+                    g.def = Some(here);
+                    g.def_strong = !weak;
+                    g.common = None;
+                }
                 Some(prev) => {
                     let prev_file = &files[prev.file.0 as usize];
-                    let prev_sym = &prev_file.cubin.symbols[prev.index as usize];
                     if !weak && g.def_strong {
-                        diags.error(
-                            Error::new(
-                                ErrorKind::Symbol,
-                                format!(
-                                    "multiple definition of '{}': defined in '{}' and in '{}'",
-                                    sym.name, prev_file.name, f.name
-                                ),
-                            )
-                            .for_symbol(sym.name),
-                        );
+                        diags.error(symbol_error(
+                            sym.name,
+                            format!(
+                                "multiple definition of '{}': defined in '{}' and in '{}'",
+                                sym.name, prev_file.name, f.name
+                            ),
+                        ));
                     } else if !weak {
                         // Strong replaces an earlier weak definition.
                         g.def = Some(here);
                         g.def_strong = true;
-                    } else if !g.def_strong && prev_sym.size != sym.size {
-                        diags.error(
-                            Error::new(
-                                ErrorKind::Symbol,
-                                format!(
-                                    "size of weak symbol '{}' is {:#x} in '{}' but {:#x} in '{}', where it was first defined",
-                                    sym.name, sym.size, f.name, prev_sym.size, prev_file.name
-                                ),
-                            )
-                            .for_symbol(sym.name),
-                        );
+                    } else if !g.def_strong
+                        && sym.ty() == STT_FUNC
+                        && register_count(f, sym.index) < register_count(prev_file, prev.index)
+                    {
+                        // Of two weak functions, the one with fewer registers.
+                        g.def = Some(here);
                     }
-                    // Weak after any definition of equal size: the first one stays.
+                    // Otherwise the earlier definition stays.
                 }
             }
         }

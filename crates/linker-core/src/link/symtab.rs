@@ -69,6 +69,16 @@ fn is_variable(ty: u8) -> bool {
     ty == STT_CUDA_OBJECT || ty == STT_OBJECT
 }
 
+/// `st_other` in the output: variables lose their memory-space bits
+/// (global/shared/constant) but keep the rest (`__managed__` keeps 0x04).
+fn out_other(ty: u8, other: u8) -> u8 {
+    if is_variable(ty) {
+        other & !(STO_CUDA_GLOBAL | STO_CUDA_SHARED | STO_CUDA_CONSTANT)
+    } else {
+        other
+    }
+}
+
 /// Builds `.symtab` and `.strtab` (after fixing the section order).
 pub(crate) fn build(
     files: &[InputFile<'_>],
@@ -134,7 +144,7 @@ pub(crate) fn build(
             syms.push(OutSym {
                 name: sym.name.to_string(),
                 info: (STB_LOCAL << 4) | if var { STT_OBJECT } else { sym.ty() },
-                other: if is_variable(sym.ty()) { 0 } else { sym.other },
+                other: out_other(sym.ty(), sym.other),
                 section: Some(p.out),
                 shndx_raw: 0,
                 value: p.offset + sym.value,
@@ -162,7 +172,12 @@ pub(crate) fn build(
             Some(def) => {
                 let f = &files[def.file.0 as usize];
                 let sym = &f.cubin.symbols[def.index as usize];
+                let common = plan.common.get(&gid).copied().zip(g.common);
                 let (section, value, shndx_raw) = match sym.section() {
+                    _ if common.is_some() => {
+                        let (p, _) = common.expect("checked");
+                        (Some(p.out), p.offset, 0)
+                    }
                     Some(sec) => {
                         let dsec = &f.cubin.sections[sec as usize];
                         if dsec.sh_type == SHT_CUDA_SHARED {
@@ -175,7 +190,11 @@ pub(crate) fn build(
                     }
                     None => (None, sym.value, sym.shndx),
                 };
-                let bind = if g.def_strong { STB_GLOBAL } else { STB_WEAK };
+                let bind = if g.def_strong || g.common.is_some() {
+                    STB_GLOBAL
+                } else {
+                    STB_WEAK
+                };
                 let ty = if sym.ty() == STT_CUDA_OBJECT {
                     STT_OBJECT
                 } else {
@@ -185,11 +204,11 @@ pub(crate) fn build(
                 syms.push(OutSym {
                     name: name.to_string(),
                     info: (bind << 4) | ty,
-                    other: if is_variable(sym.ty()) { 0 } else { sym.other },
+                    other: out_other(sym.ty(), sym.other),
                     section,
                     shndx_raw,
                     value,
-                    size: sym.size,
+                    size: common.map(|(_, c)| c.size).unwrap_or(sym.size),
                 });
             }
             None => {
@@ -270,7 +289,8 @@ pub(crate) fn build(
         symtab.extend_from_slice(&s.value.to_le_bytes());
         symtab.extend_from_slice(&s.size.to_le_bytes());
     }
-    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype.
+    // Prototype signature strings (`#ii`, ...) referenced from .nv.prototype
+    // and the call graph's address-taken / indirect-call lists.
     for f in files {
         let Some(st) = f.cubin.symtab else { continue };
         let strdata = f.cubin.sections[f.cubin.sections[st as usize].link as usize].data;
@@ -279,6 +299,11 @@ pub(crate) fn build(
             if sec.sh_type == SHT_CUDA_PROTOTYPE {
                 if let Ok(entries) = crate::cubin::callgraph::parse_prototypes(sec.data) {
                     wanted.extend(entries.iter().map(|e| e.signature));
+                }
+            } else if sec.sh_type == SHT_CUDA_CALLGRAPH {
+                if let Ok(g) = crate::cubin::callgraph::CallGraph::parse(sec.data) {
+                    wanted.extend(g.address_taken.iter().map(|e| e.1));
+                    wanted.extend(g.indirect_calls.iter().map(|e| e.1));
                 }
             }
         }

@@ -1,34 +1,72 @@
-//! The R_CUDA relocation table: one row per type, as data.
+//! The R_CUDA relocation table: one [`RelocDesc`] row per relocation type.
 //!
-//! All 117 types (0..=116) of ptxas/nvlink 13.0 with their resolver class and
-//! the bit actions each one performs, transcribed from the seed document
-//! `003_58ebef5c5e222e19.txt` (itself extracted from ptxas' action table).
-//! A test parses the seed and proves this table matches it row for row.
-//! An action `bits[lo..=hi] = KIND >> shift` inserts the value of `KIND`,
-//! shifted right, into bits `lo..=hi` of the little-endian word at `r_offset`.
+//! The rows are data, transcribed from ptxas 13.0.88's own action table (the seed file
+//! `tests/data/r_cuda_seed.txt`, checked row for row by `tests/reloc_table_seed.rs`): for each
+//! type code its name, which party resolves it ([`ResolverClass`]) and up to three
+//! [`BitAction`]s, each saying "bits `lo..=hi` of the relocated word receive value `kind`
+//! shifted right by `shift`". The one generic applier in [`super::apply()`](fn@super::apply) interprets them.
+//! Type codes outside `0..117` have no row: [`describe`] returns `None` and [`RelocType`]
+//! displays them as `Unknown(n)`.
 
 use std::fmt;
 
-/// Who resolves a relocation type.
+/// Number of R_CUDA types in this build (codes `0..=116`).
+pub const R_CUDA_COUNT: usize = 117;
+
+/// An R_CUDA relocation type code (`ELF64_R_TYPE` of a `.rel`/`.rela` entry).
 ///
-/// In this ptxas build the numeric enum is NONE=0, LINKER=1, DRIVER=2,
-/// FINALIZER=3 (unused by R_CUDA types), EITHER=4; older builds numbered
-/// EITHER 3. Only the class matters here.
+/// Displays as its name (`R_CUDA_CONST_FIELD21_38`) or `Unknown(n)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RelocType(pub u32);
+
+impl RelocType {
+    /// The table row for this type, if it is known.
+    pub fn desc(self) -> Option<&'static RelocDesc> {
+        describe(self.0)
+    }
+    /// The type's name, if it is known.
+    pub fn name(self) -> Option<&'static str> {
+        self.desc().map(|d| d.name)
+    }
+}
+
+impl fmt::Display for RelocType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "Unknown({})", self.0),
+        }
+    }
+}
+
+impl fmt::Debug for RelocType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Who resolves a relocation type, per ptxas's action table (`NVRH_*`).
+///
+/// This is ptxas's *intent*; what nvlink actually does with each type it meets is policy
+/// that belongs to the linker (see `docs/nvlink-facts.md` §1.3). The numeric handler enum
+/// in this ptxas build is NONE=0, LINKER=1, DRIVER=2, FINALIZER=3, EITHER=4 (older builds
+/// had EITHER=3 and no FINALIZER, which no R_CUDA type uses: it is reserved for the
+/// Mercury family); this enum carries the stable class names, not those numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResolverClass {
-    /// No action (`NVRH_NONE`).
+    /// `NVRH_NONE`: nothing to do (`R_CUDA_NONE`, `R_CUDA_NONE_LAST`).
     None,
-    /// Resolved by the linker (`NVRH_LINKER`).
+    /// `NVRH_LINKER`: the linker resolves it; the driver never sees it.
     Linker,
-    /// Resolved by the CUDA driver at load time (`NVRH_DRIVER`).
+    /// `NVRH_DRIVER`: the CUDA driver resolves it at load time; the linker keeps it.
     Driver,
-    /// Resolved by whichever knows the value (`NVRH_EITHER`).
+    /// `NVRH_EITHER`: whichever party knows the value.
     Either,
 }
 
 impl ResolverClass {
     /// The seed's name (`NVRH_LINKER`, ...).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ResolverClass::None => "NVRH_NONE",
             ResolverClass::Linker => "NVRH_LINKER",
@@ -38,489 +76,44 @@ impl ResolverClass {
     }
 }
 
-/// The kind of value a bit action inserts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ValueKind {
-    /// `ADDR`.
-    Addr,
-    /// `ADDR8_0`.
-    Addr80,
-    /// `ADDR8_16`.
-    Addr816,
-    /// `ADDR8_24`.
-    Addr824,
-    /// `ADDR8_32`.
-    Addr832,
-    /// `ADDR8_40`.
-    Addr840,
-    /// `ADDR8_48`.
-    Addr848,
-    /// `ADDR8_56`.
-    Addr856,
-    /// `ADDR8_8`.
-    Addr88,
-    /// `CBANK`.
-    Cbank,
-    /// `CBANK4`.
-    Cbank4,
-    /// `CLEAR`.
-    Clear,
-    /// `FDESC`.
-    Fdesc,
-    /// `FDESC8_0`.
-    Fdesc80,
-    /// `FDESC8_16`.
-    Fdesc816,
-    /// `FDESC8_24`.
-    Fdesc824,
-    /// `FDESC8_32`.
-    Fdesc832,
-    /// `FDESC8_40`.
-    Fdesc840,
-    /// `FDESC8_48`.
-    Fdesc848,
-    /// `FDESC8_56`.
-    Fdesc856,
-    /// `FDESC8_8`.
-    Fdesc88,
-    /// `FDESCA`.
-    Fdesca,
-    /// `GADDR`.
-    Gaddr,
-    /// `GADDR8_0`.
-    Gaddr80,
-    /// `GADDR8_16`.
-    Gaddr816,
-    /// `GADDR8_24`.
-    Gaddr824,
-    /// `GADDR8_32`.
-    Gaddr832,
-    /// `GADDR8_40`.
-    Gaddr840,
-    /// `GADDR8_48`.
-    Gaddr848,
-    /// `GADDR8_56`.
-    Gaddr856,
-    /// `GADDR8_8`.
-    Gaddr88,
-    /// `HEADER`.
-    Header,
-    /// `HIADDR`.
-    Hiaddr,
-    /// `HIFDESC`.
-    Hifdesc,
-    /// `HIUADDR`.
-    Hiuaddr,
-    /// `HWDESC`.
-    Hwdesc,
-    /// `HWSWDESC`.
-    Hwswdesc,
-    /// `INST`.
-    Inst,
-    /// `INST_FIELD_CLEAR`.
-    InstFieldClear,
-    /// `INST_OPCODE`.
-    InstOpcode,
-    /// `LOADDR`.
-    Loaddr,
-    /// `LOFDESC`.
-    Lofdesc,
-    /// `LOUADDR`.
-    Louaddr,
-    /// `PCREL`.
-    Pcrel,
-    /// `SHIFT2`.
-    Shift2,
-    /// `SHIFT8`.
-    Shift8,
-    /// `SLOT`.
-    Slot,
-    /// `UADDR`.
-    Uaddr,
-    /// `UADDR8_0`.
-    Uaddr80,
-    /// `UADDR8_16`.
-    Uaddr816,
-    /// `UADDR8_24`.
-    Uaddr824,
-    /// `UADDR8_32`.
-    Uaddr832,
-    /// `UADDR8_40`.
-    Uaddr840,
-    /// `UADDR8_48`.
-    Uaddr848,
-    /// `UADDR8_56`.
-    Uaddr856,
-    /// `UADDR8_8`.
-    Uaddr88,
-}
-
-impl ValueKind {
-    /// The seed's spelling (`ADDR`, `SHIFT2`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ValueKind::Addr => "ADDR",
-            ValueKind::Addr80 => "ADDR8_0",
-            ValueKind::Addr816 => "ADDR8_16",
-            ValueKind::Addr824 => "ADDR8_24",
-            ValueKind::Addr832 => "ADDR8_32",
-            ValueKind::Addr840 => "ADDR8_40",
-            ValueKind::Addr848 => "ADDR8_48",
-            ValueKind::Addr856 => "ADDR8_56",
-            ValueKind::Addr88 => "ADDR8_8",
-            ValueKind::Cbank => "CBANK",
-            ValueKind::Cbank4 => "CBANK4",
-            ValueKind::Clear => "CLEAR",
-            ValueKind::Fdesc => "FDESC",
-            ValueKind::Fdesc80 => "FDESC8_0",
-            ValueKind::Fdesc816 => "FDESC8_16",
-            ValueKind::Fdesc824 => "FDESC8_24",
-            ValueKind::Fdesc832 => "FDESC8_32",
-            ValueKind::Fdesc840 => "FDESC8_40",
-            ValueKind::Fdesc848 => "FDESC8_48",
-            ValueKind::Fdesc856 => "FDESC8_56",
-            ValueKind::Fdesc88 => "FDESC8_8",
-            ValueKind::Fdesca => "FDESCA",
-            ValueKind::Gaddr => "GADDR",
-            ValueKind::Gaddr80 => "GADDR8_0",
-            ValueKind::Gaddr816 => "GADDR8_16",
-            ValueKind::Gaddr824 => "GADDR8_24",
-            ValueKind::Gaddr832 => "GADDR8_32",
-            ValueKind::Gaddr840 => "GADDR8_40",
-            ValueKind::Gaddr848 => "GADDR8_48",
-            ValueKind::Gaddr856 => "GADDR8_56",
-            ValueKind::Gaddr88 => "GADDR8_8",
-            ValueKind::Header => "HEADER",
-            ValueKind::Hiaddr => "HIADDR",
-            ValueKind::Hifdesc => "HIFDESC",
-            ValueKind::Hiuaddr => "HIUADDR",
-            ValueKind::Hwdesc => "HWDESC",
-            ValueKind::Hwswdesc => "HWSWDESC",
-            ValueKind::Inst => "INST",
-            ValueKind::InstFieldClear => "INST_FIELD_CLEAR",
-            ValueKind::InstOpcode => "INST_OPCODE",
-            ValueKind::Loaddr => "LOADDR",
-            ValueKind::Lofdesc => "LOFDESC",
-            ValueKind::Louaddr => "LOUADDR",
-            ValueKind::Pcrel => "PCREL",
-            ValueKind::Shift2 => "SHIFT2",
-            ValueKind::Shift8 => "SHIFT8",
-            ValueKind::Slot => "SLOT",
-            ValueKind::Uaddr => "UADDR",
-            ValueKind::Uaddr80 => "UADDR8_0",
-            ValueKind::Uaddr816 => "UADDR8_16",
-            ValueKind::Uaddr824 => "UADDR8_24",
-            ValueKind::Uaddr832 => "UADDR8_32",
-            ValueKind::Uaddr840 => "UADDR8_40",
-            ValueKind::Uaddr848 => "UADDR8_48",
-            ValueKind::Uaddr856 => "UADDR8_56",
-            ValueKind::Uaddr88 => "UADDR8_8",
-        }
+impl fmt::Display for ResolverClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
-/// One bit action: `bits[lo..=hi] = kind >> shift`.
+/// One bit-field insertion: bits `lo..=hi` of the relocated little-endian word receive
+/// `kind`'s value shifted right by `shift` (as the seed writes it: `bits[lo..hi]=KIND>>shift`).
+///
+/// Invariant (checked by the seed test for every table row, and by the applier for any
+/// action it is handed): `lo <= hi < 128`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BitAction {
-    /// Lowest bit written.
+    /// Lowest bit of the field (bit 0 is the least significant bit of the byte at `r_offset`).
     pub lo: u8,
-    /// Highest bit written (inclusive).
+    /// Highest bit of the field, inclusive.
     pub hi: u8,
-    /// The value inserted.
+    /// Which value goes into the field.
     pub kind: ValueKind,
-    /// Right shift applied to the value before insertion.
+    /// The right shift the seed records for the value (see [`super::apply`](mod@super::apply) for how
+    /// `SHIFT2`/`SHIFT8` combine with it).
     pub shift: u8,
 }
 
 impl BitAction {
-    /// Width of the field in bits.
-    pub fn width(&self) -> u32 {
-        u32::from(self.hi - self.lo) + 1
+    /// Width of the field in bits (`hi - lo + 1`, 1..=128).
+    pub const fn width(&self) -> u32 {
+        self.hi.saturating_sub(self.lo) as u32 + 1
+    }
+    /// The field's mask, in place (bits `lo..=hi` set).
+    pub const fn mask(&self) -> u128 {
+        let span = self.width() - 1;
+        let span = if span > 127 { 127 } else { span };
+        (u128::MAX >> (127 - span)) << (self.lo & 127)
     }
 }
 
-/// One relocation type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RelocDesc {
-    /// The ELF relocation type code.
-    pub code: u32,
-    /// `R_CUDA_...`.
-    pub name: &'static str,
-    /// Who resolves it.
-    pub class: ResolverClass,
-    /// The fields it writes.
-    pub actions: &'static [BitAction],
-}
-
-impl RelocDesc {
-    /// Bytes the relocation touches at `r_offset`: 4, 8 or 16 by its highest bit.
-    pub fn width_bytes(&self) -> usize {
-        let hi = self.actions.iter().map(|a| a.hi).max().unwrap_or(0);
-        if hi < 32 {
-            4
-        } else if hi < 64 {
-            8
-        } else {
-            16
-        }
-    }
-}
-
-/// An R_CUDA relocation type code with its name as `Display`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RelocType(pub u32);
-
-impl RelocType {
-    /// `R_CUDA_NONE` (0).
-    pub const R_CUDA_NONE: RelocType = RelocType(0);
-    /// `R_CUDA_32` (1).
-    pub const R_CUDA_32: RelocType = RelocType(1);
-    /// `R_CUDA_64` (2).
-    pub const R_CUDA_64: RelocType = RelocType(2);
-    /// `R_CUDA_G32` (3).
-    pub const R_CUDA_G32: RelocType = RelocType(3);
-    /// `R_CUDA_G64` (4).
-    pub const R_CUDA_G64: RelocType = RelocType(4);
-    /// `R_CUDA_ABS32_26` (5).
-    pub const R_CUDA_ABS32_26: RelocType = RelocType(5);
-    /// `R_CUDA_TEX_HEADER_INDEX` (6).
-    pub const R_CUDA_TEX_HEADER_INDEX: RelocType = RelocType(6);
-    /// `R_CUDA_SAMP_HEADER_INDEX` (7).
-    pub const R_CUDA_SAMP_HEADER_INDEX: RelocType = RelocType(7);
-    /// `R_CUDA_SURF_HW_DESC` (8).
-    pub const R_CUDA_SURF_HW_DESC: RelocType = RelocType(8);
-    /// `R_CUDA_SURF_HW_SW_DESC` (9).
-    pub const R_CUDA_SURF_HW_SW_DESC: RelocType = RelocType(9);
-    /// `R_CUDA_ABS32_LO_26` (10).
-    pub const R_CUDA_ABS32_LO_26: RelocType = RelocType(10);
-    /// `R_CUDA_ABS32_HI_26` (11).
-    pub const R_CUDA_ABS32_HI_26: RelocType = RelocType(11);
-    /// `R_CUDA_ABS32_23` (12).
-    pub const R_CUDA_ABS32_23: RelocType = RelocType(12);
-    /// `R_CUDA_ABS32_LO_23` (13).
-    pub const R_CUDA_ABS32_LO_23: RelocType = RelocType(13);
-    /// `R_CUDA_ABS32_HI_23` (14).
-    pub const R_CUDA_ABS32_HI_23: RelocType = RelocType(14);
-    /// `R_CUDA_ABS24_26` (15).
-    pub const R_CUDA_ABS24_26: RelocType = RelocType(15);
-    /// `R_CUDA_ABS24_23` (16).
-    pub const R_CUDA_ABS24_23: RelocType = RelocType(16);
-    /// `R_CUDA_ABS16_26` (17).
-    pub const R_CUDA_ABS16_26: RelocType = RelocType(17);
-    /// `R_CUDA_ABS16_23` (18).
-    pub const R_CUDA_ABS16_23: RelocType = RelocType(18);
-    /// `R_CUDA_TEX_SLOT` (19).
-    pub const R_CUDA_TEX_SLOT: RelocType = RelocType(19);
-    /// `R_CUDA_SAMP_SLOT` (20).
-    pub const R_CUDA_SAMP_SLOT: RelocType = RelocType(20);
-    /// `R_CUDA_SURF_SLOT` (21).
-    pub const R_CUDA_SURF_SLOT: RelocType = RelocType(21);
-    /// `R_CUDA_TEX_BINDLESSOFF13_32` (22).
-    pub const R_CUDA_TEX_BINDLESSOFF13_32: RelocType = RelocType(22);
-    /// `R_CUDA_TEX_BINDLESSOFF13_47` (23).
-    pub const R_CUDA_TEX_BINDLESSOFF13_47: RelocType = RelocType(23);
-    /// `R_CUDA_CONST_FIELD19_28` (24).
-    pub const R_CUDA_CONST_FIELD19_28: RelocType = RelocType(24);
-    /// `R_CUDA_CONST_FIELD19_23` (25).
-    pub const R_CUDA_CONST_FIELD19_23: RelocType = RelocType(25);
-    /// `R_CUDA_TEX_SLOT9_49` (26).
-    pub const R_CUDA_TEX_SLOT9_49: RelocType = RelocType(26);
-    /// `R_CUDA_6_31` (27).
-    pub const R_CUDA_6_31: RelocType = RelocType(27);
-    /// `R_CUDA_2_47` (28).
-    pub const R_CUDA_2_47: RelocType = RelocType(28);
-    /// `R_CUDA_TEX_BINDLESSOFF13_41` (29).
-    pub const R_CUDA_TEX_BINDLESSOFF13_41: RelocType = RelocType(29);
-    /// `R_CUDA_TEX_BINDLESSOFF13_45` (30).
-    pub const R_CUDA_TEX_BINDLESSOFF13_45: RelocType = RelocType(30);
-    /// `R_CUDA_FUNC_DESC32_23` (31).
-    pub const R_CUDA_FUNC_DESC32_23: RelocType = RelocType(31);
-    /// `R_CUDA_FUNC_DESC32_LO_23` (32).
-    pub const R_CUDA_FUNC_DESC32_LO_23: RelocType = RelocType(32);
-    /// `R_CUDA_FUNC_DESC32_HI_23` (33).
-    pub const R_CUDA_FUNC_DESC32_HI_23: RelocType = RelocType(33);
-    /// `R_CUDA_FUNC_DESC_32` (34).
-    pub const R_CUDA_FUNC_DESC_32: RelocType = RelocType(34);
-    /// `R_CUDA_FUNC_DESC_64` (35).
-    pub const R_CUDA_FUNC_DESC_64: RelocType = RelocType(35);
-    /// `R_CUDA_CONST_FIELD21_26` (36).
-    pub const R_CUDA_CONST_FIELD21_26: RelocType = RelocType(36);
-    /// `R_CUDA_QUERY_DESC21_37` (37).
-    pub const R_CUDA_QUERY_DESC21_37: RelocType = RelocType(37);
-    /// `R_CUDA_CONST_FIELD19_26` (38).
-    pub const R_CUDA_CONST_FIELD19_26: RelocType = RelocType(38);
-    /// `R_CUDA_CONST_FIELD21_23` (39).
-    pub const R_CUDA_CONST_FIELD21_23: RelocType = RelocType(39);
-    /// `R_CUDA_PCREL_IMM24_26` (40).
-    pub const R_CUDA_PCREL_IMM24_26: RelocType = RelocType(40);
-    /// `R_CUDA_PCREL_IMM24_23` (41).
-    pub const R_CUDA_PCREL_IMM24_23: RelocType = RelocType(41);
-    /// `R_CUDA_ABS32_20` (42).
-    pub const R_CUDA_ABS32_20: RelocType = RelocType(42);
-    /// `R_CUDA_ABS32_LO_20` (43).
-    pub const R_CUDA_ABS32_LO_20: RelocType = RelocType(43);
-    /// `R_CUDA_ABS32_HI_20` (44).
-    pub const R_CUDA_ABS32_HI_20: RelocType = RelocType(44);
-    /// `R_CUDA_ABS24_20` (45).
-    pub const R_CUDA_ABS24_20: RelocType = RelocType(45);
-    /// `R_CUDA_ABS16_20` (46).
-    pub const R_CUDA_ABS16_20: RelocType = RelocType(46);
-    /// `R_CUDA_FUNC_DESC32_20` (47).
-    pub const R_CUDA_FUNC_DESC32_20: RelocType = RelocType(47);
-    /// `R_CUDA_FUNC_DESC32_LO_20` (48).
-    pub const R_CUDA_FUNC_DESC32_LO_20: RelocType = RelocType(48);
-    /// `R_CUDA_FUNC_DESC32_HI_20` (49).
-    pub const R_CUDA_FUNC_DESC32_HI_20: RelocType = RelocType(49);
-    /// `R_CUDA_CONST_FIELD19_20` (50).
-    pub const R_CUDA_CONST_FIELD19_20: RelocType = RelocType(50);
-    /// `R_CUDA_BINDLESSOFF13_36` (51).
-    pub const R_CUDA_BINDLESSOFF13_36: RelocType = RelocType(51);
-    /// `R_CUDA_SURF_HEADER_INDEX` (52).
-    pub const R_CUDA_SURF_HEADER_INDEX: RelocType = RelocType(52);
-    /// `R_CUDA_INSTRUCTION64` (53).
-    pub const R_CUDA_INSTRUCTION64: RelocType = RelocType(53);
-    /// `R_CUDA_CONST_FIELD21_20` (54).
-    pub const R_CUDA_CONST_FIELD21_20: RelocType = RelocType(54);
-    /// `R_CUDA_ABS32_32` (55).
-    pub const R_CUDA_ABS32_32: RelocType = RelocType(55);
-    /// `R_CUDA_ABS32_LO_32` (56).
-    pub const R_CUDA_ABS32_LO_32: RelocType = RelocType(56);
-    /// `R_CUDA_ABS32_HI_32` (57).
-    pub const R_CUDA_ABS32_HI_32: RelocType = RelocType(57);
-    /// `R_CUDA_ABS47_34` (58).
-    pub const R_CUDA_ABS47_34: RelocType = RelocType(58);
-    /// `R_CUDA_ABS16_32` (59).
-    pub const R_CUDA_ABS16_32: RelocType = RelocType(59);
-    /// `R_CUDA_ABS24_32` (60).
-    pub const R_CUDA_ABS24_32: RelocType = RelocType(60);
-    /// `R_CUDA_FUNC_DESC32_32` (61).
-    pub const R_CUDA_FUNC_DESC32_32: RelocType = RelocType(61);
-    /// `R_CUDA_FUNC_DESC32_LO_32` (62).
-    pub const R_CUDA_FUNC_DESC32_LO_32: RelocType = RelocType(62);
-    /// `R_CUDA_FUNC_DESC32_HI_32` (63).
-    pub const R_CUDA_FUNC_DESC32_HI_32: RelocType = RelocType(63);
-    /// `R_CUDA_CONST_FIELD19_40` (64).
-    pub const R_CUDA_CONST_FIELD19_40: RelocType = RelocType(64);
-    /// `R_CUDA_BINDLESSOFF14_40` (65).
-    pub const R_CUDA_BINDLESSOFF14_40: RelocType = RelocType(65);
-    /// `R_CUDA_CONST_FIELD21_38` (66).
-    pub const R_CUDA_CONST_FIELD21_38: RelocType = RelocType(66);
-    /// `R_CUDA_INSTRUCTION128` (67).
-    pub const R_CUDA_INSTRUCTION128: RelocType = RelocType(67);
-    /// `R_CUDA_YIELD_OPCODE9_0` (68).
-    pub const R_CUDA_YIELD_OPCODE9_0: RelocType = RelocType(68);
-    /// `R_CUDA_YIELD_CLEAR_PRED4_87` (69).
-    pub const R_CUDA_YIELD_CLEAR_PRED4_87: RelocType = RelocType(69);
-    /// `R_CUDA_32_LO` (70).
-    pub const R_CUDA_32_LO: RelocType = RelocType(70);
-    /// `R_CUDA_32_HI` (71).
-    pub const R_CUDA_32_HI: RelocType = RelocType(71);
-    /// `R_CUDA_UNUSED_CLEAR32` (72).
-    pub const R_CUDA_UNUSED_CLEAR32: RelocType = RelocType(72);
-    /// `R_CUDA_UNUSED_CLEAR64` (73).
-    pub const R_CUDA_UNUSED_CLEAR64: RelocType = RelocType(73);
-    /// `R_CUDA_ABS24_40` (74).
-    pub const R_CUDA_ABS24_40: RelocType = RelocType(74);
-    /// `R_CUDA_ABS55_16_34` (75).
-    pub const R_CUDA_ABS55_16_34: RelocType = RelocType(75);
-    /// `R_CUDA_8_0` (76).
-    pub const R_CUDA_8_0: RelocType = RelocType(76);
-    /// `R_CUDA_8_8` (77).
-    pub const R_CUDA_8_8: RelocType = RelocType(77);
-    /// `R_CUDA_8_16` (78).
-    pub const R_CUDA_8_16: RelocType = RelocType(78);
-    /// `R_CUDA_8_24` (79).
-    pub const R_CUDA_8_24: RelocType = RelocType(79);
-    /// `R_CUDA_8_32` (80).
-    pub const R_CUDA_8_32: RelocType = RelocType(80);
-    /// `R_CUDA_8_40` (81).
-    pub const R_CUDA_8_40: RelocType = RelocType(81);
-    /// `R_CUDA_8_48` (82).
-    pub const R_CUDA_8_48: RelocType = RelocType(82);
-    /// `R_CUDA_8_56` (83).
-    pub const R_CUDA_8_56: RelocType = RelocType(83);
-    /// `R_CUDA_G8_0` (84).
-    pub const R_CUDA_G8_0: RelocType = RelocType(84);
-    /// `R_CUDA_G8_8` (85).
-    pub const R_CUDA_G8_8: RelocType = RelocType(85);
-    /// `R_CUDA_G8_16` (86).
-    pub const R_CUDA_G8_16: RelocType = RelocType(86);
-    /// `R_CUDA_G8_24` (87).
-    pub const R_CUDA_G8_24: RelocType = RelocType(87);
-    /// `R_CUDA_G8_32` (88).
-    pub const R_CUDA_G8_32: RelocType = RelocType(88);
-    /// `R_CUDA_G8_40` (89).
-    pub const R_CUDA_G8_40: RelocType = RelocType(89);
-    /// `R_CUDA_G8_48` (90).
-    pub const R_CUDA_G8_48: RelocType = RelocType(90);
-    /// `R_CUDA_G8_56` (91).
-    pub const R_CUDA_G8_56: RelocType = RelocType(91);
-    /// `R_CUDA_FUNC_DESC_8_0` (92).
-    pub const R_CUDA_FUNC_DESC_8_0: RelocType = RelocType(92);
-    /// `R_CUDA_FUNC_DESC_8_8` (93).
-    pub const R_CUDA_FUNC_DESC_8_8: RelocType = RelocType(93);
-    /// `R_CUDA_FUNC_DESC_8_16` (94).
-    pub const R_CUDA_FUNC_DESC_8_16: RelocType = RelocType(94);
-    /// `R_CUDA_FUNC_DESC_8_24` (95).
-    pub const R_CUDA_FUNC_DESC_8_24: RelocType = RelocType(95);
-    /// `R_CUDA_FUNC_DESC_8_32` (96).
-    pub const R_CUDA_FUNC_DESC_8_32: RelocType = RelocType(96);
-    /// `R_CUDA_FUNC_DESC_8_40` (97).
-    pub const R_CUDA_FUNC_DESC_8_40: RelocType = RelocType(97);
-    /// `R_CUDA_FUNC_DESC_8_48` (98).
-    pub const R_CUDA_FUNC_DESC_8_48: RelocType = RelocType(98);
-    /// `R_CUDA_FUNC_DESC_8_56` (99).
-    pub const R_CUDA_FUNC_DESC_8_56: RelocType = RelocType(99);
-    /// `R_CUDA_ABS20_44` (100).
-    pub const R_CUDA_ABS20_44: RelocType = RelocType(100);
-    /// `R_CUDA_SAMP_HEADER_INDEX_0` (101).
-    pub const R_CUDA_SAMP_HEADER_INDEX_0: RelocType = RelocType(101);
-    /// `R_CUDA_UNIFIED` (102).
-    pub const R_CUDA_UNIFIED: RelocType = RelocType(102);
-    /// `R_CUDA_UNIFIED_32` (103).
-    pub const R_CUDA_UNIFIED_32: RelocType = RelocType(103);
-    /// `R_CUDA_UNIFIED_8_0` (104).
-    pub const R_CUDA_UNIFIED_8_0: RelocType = RelocType(104);
-    /// `R_CUDA_UNIFIED_8_8` (105).
-    pub const R_CUDA_UNIFIED_8_8: RelocType = RelocType(105);
-    /// `R_CUDA_UNIFIED_8_16` (106).
-    pub const R_CUDA_UNIFIED_8_16: RelocType = RelocType(106);
-    /// `R_CUDA_UNIFIED_8_24` (107).
-    pub const R_CUDA_UNIFIED_8_24: RelocType = RelocType(107);
-    /// `R_CUDA_UNIFIED_8_32` (108).
-    pub const R_CUDA_UNIFIED_8_32: RelocType = RelocType(108);
-    /// `R_CUDA_UNIFIED_8_40` (109).
-    pub const R_CUDA_UNIFIED_8_40: RelocType = RelocType(109);
-    /// `R_CUDA_UNIFIED_8_48` (110).
-    pub const R_CUDA_UNIFIED_8_48: RelocType = RelocType(110);
-    /// `R_CUDA_UNIFIED_8_56` (111).
-    pub const R_CUDA_UNIFIED_8_56: RelocType = RelocType(111);
-    /// `R_CUDA_UNIFIED32_LO_32` (112).
-    pub const R_CUDA_UNIFIED32_LO_32: RelocType = RelocType(112);
-    /// `R_CUDA_UNIFIED32_HI_32` (113).
-    pub const R_CUDA_UNIFIED32_HI_32: RelocType = RelocType(113);
-    /// `R_CUDA_ABS56_16_34` (114).
-    pub const R_CUDA_ABS56_16_34: RelocType = RelocType(114);
-    /// `R_CUDA_CONST_FIELD22_37` (115).
-    pub const R_CUDA_CONST_FIELD22_37: RelocType = RelocType(115);
-    /// `R_CUDA_NONE_LAST` (116).
-    pub const R_CUDA_NONE_LAST: RelocType = RelocType(116);
-
-    /// The table row, if the code is known.
-    pub fn desc(self) -> Option<&'static RelocDesc> {
-        describe(self.0)
-    }
-}
-
-impl fmt::Display for RelocType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match describe(self.0) {
-            Some(d) => f.write_str(d.name),
-            None => write!(f, "Unknown({})", self.0),
-        }
-    }
-}
-
+/// A shorthand constructor for the table.
 const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
     BitAction {
         lo,
@@ -530,13 +123,542 @@ const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
     }
 }
 
-/// The row of a relocation type code.
-pub fn describe(code: u32) -> Option<&'static RelocDesc> {
-    R_CUDA_TABLE.get(code as usize)
+/// Everything known about one R_CUDA type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RelocDesc {
+    /// The type code (`ELF64_R_TYPE`); equals the row's index in [`R_CUDA_TABLE`].
+    pub code: u32,
+    /// The name as ptxas and cuobjdump spell it (`R_CUDA_ABS32_32`).
+    pub name: &'static str,
+    /// Who resolves it.
+    pub class: ResolverClass,
+    /// The bit fields it writes, 0 to 3 of them, in the seed's order.
+    pub actions: &'static [BitAction],
 }
 
-/// All 117 R_CUDA types, indexed by code.
-pub const R_CUDA_TABLE: [RelocDesc; 117] = [
+impl RelocDesc {
+    /// The type as a [`RelocType`].
+    pub const fn reloc_type(&self) -> RelocType {
+        RelocType(self.code)
+    }
+    /// The highest bit any action writes, or `None` for a type without actions.
+    pub fn highest_bit(&self) -> Option<u8> {
+        self.actions.iter().map(|a| a.hi).max()
+    }
+    /// How many bytes starting at `r_offset` the applier reads and writes: the smallest
+    /// little-endian word of 1, 2, 4, 8 or 16 bytes that holds every field (0 for a type
+    /// without actions). Byte relocations (`R_CUDA_8_*`) touch 1 byte, `R_CUDA_32` 4,
+    /// `R_CUDA_64` and the 64-bit instruction fields 8, fields reaching bit 64 or higher
+    /// (the 128-bit instruction word) 16.
+    pub fn width_bytes(&self) -> usize {
+        match self.highest_bit() {
+            None => 0,
+            Some(hi) if hi < 8 => 1,
+            Some(hi) if hi < 16 => 2,
+            Some(hi) if hi < 32 => 4,
+            Some(hi) if hi < 64 => 8,
+            Some(_) => 16,
+        }
+    }
+    /// Whether ptxas marks it as resolvable by the linker (`Linker` or `Either`).
+    pub fn linker_may_resolve(&self) -> bool {
+        matches!(self.class, ResolverClass::Linker | ResolverClass::Either)
+    }
+}
+
+/// The table row for type `code`, or `None` for a code this build does not know.
+pub fn describe(code: u32) -> Option<&'static RelocDesc> {
+    R_CUDA_TABLE.get(usize::try_from(code).ok()?)
+}
+
+/// The value an action inserts, by the name the seed gives it (`ADDR`, `SHIFT2`, ...).
+///
+/// How each kind is encoded into its field is defined by [`crate::reloc::apply`](mod@crate::reloc::apply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ValueKind {
+    /// `ADDR`: The target address (symbol value + addend) as the linker knows it: a section or window offset, or an absolute address.
+    Addr,
+    /// `GADDR`: A global (generic) address: only the driver knows it.
+    GAddr,
+    /// `HEADER`: A texture/sampler/surface header index (driver).
+    Header,
+    /// `HWDESC`: A surface hardware descriptor (driver).
+    HwDesc,
+    /// `HWSWDESC`: A surface hardware+software descriptor (driver).
+    HwSwDesc,
+    /// `LOADDR`: The low 32 bits of the target address.
+    LoAddr,
+    /// `HIADDR`: The target address, of which the action keeps the high 32 bits (`>>32`).
+    HiAddr,
+    /// `SLOT`: A texture/sampler/surface slot number.
+    Slot,
+    /// `SHIFT2`: A 4-byte aligned quantity stored divided by 4 (`v >> 2`): constant-bank offsets, bindless texture offsets, call targets.
+    Shift2,
+    /// `CBANK`: A constant bank number (`c[bank][..]`).
+    CBank,
+    /// `CBANK4`: Bit 4 of a constant bank number (for encodings whose bank field is 4 bits wide).
+    CBank4,
+    /// `FDESC`: A function descriptor (driver).
+    FDesc,
+    /// `LOFDESC`: The low 32 bits of a function descriptor (driver).
+    LoFDesc,
+    /// `HIFDESC`: A function descriptor, of which the action keeps the high 32 bits (driver).
+    HiFDesc,
+    /// `FDESCA`: A function descriptor address (driver).
+    FDescA,
+    /// `PCREL`: A PC-relative displacement (signed).
+    PcRel,
+    /// `INST`: A whole instruction (driver).
+    Inst,
+    /// `INST_OPCODE`: An instruction opcode (the yield-rewrite relocations).
+    InstOpcode,
+    /// `INST_FIELD_CLEAR`: A cleared instruction field (the yield-rewrite relocations): value 0.
+    InstFieldClear,
+    /// `CLEAR`: Zero: the field of a dead object is cleared.
+    Clear,
+    /// `SHIFT8`: The high part of a split call target, stored as `v >> 10` above an 8-bit low part.
+    Shift8,
+    /// `ADDR8_0`: Byte 0 (bits 0..7) of the target address.
+    Addr8_0,
+    /// `ADDR8_8`: Byte 1 (bits 8..15) of the target address.
+    Addr8_8,
+    /// `ADDR8_16`: Byte 2 (bits 16..23) of the target address.
+    Addr8_16,
+    /// `ADDR8_24`: Byte 3 (bits 24..31) of the target address.
+    Addr8_24,
+    /// `ADDR8_32`: Byte 4 (bits 32..39) of the target address.
+    Addr8_32,
+    /// `ADDR8_40`: Byte 5 (bits 40..47) of the target address.
+    Addr8_40,
+    /// `ADDR8_48`: Byte 6 (bits 48..55) of the target address.
+    Addr8_48,
+    /// `ADDR8_56`: Byte 7 (bits 56..63) of the target address.
+    Addr8_56,
+    /// `GADDR8_0`: Byte 0 (bits 0..7) of a global address.
+    GAddr8_0,
+    /// `GADDR8_8`: Byte 1 (bits 8..15) of a global address.
+    GAddr8_8,
+    /// `GADDR8_16`: Byte 2 (bits 16..23) of a global address.
+    GAddr8_16,
+    /// `GADDR8_24`: Byte 3 (bits 24..31) of a global address.
+    GAddr8_24,
+    /// `GADDR8_32`: Byte 4 (bits 32..39) of a global address.
+    GAddr8_32,
+    /// `GADDR8_40`: Byte 5 (bits 40..47) of a global address.
+    GAddr8_40,
+    /// `GADDR8_48`: Byte 6 (bits 48..55) of a global address.
+    GAddr8_48,
+    /// `GADDR8_56`: Byte 7 (bits 56..63) of a global address.
+    GAddr8_56,
+    /// `FDESC8_0`: Byte 0 (bits 0..7) of a function descriptor.
+    FDesc8_0,
+    /// `FDESC8_8`: Byte 1 (bits 8..15) of a function descriptor.
+    FDesc8_8,
+    /// `FDESC8_16`: Byte 2 (bits 16..23) of a function descriptor.
+    FDesc8_16,
+    /// `FDESC8_24`: Byte 3 (bits 24..31) of a function descriptor.
+    FDesc8_24,
+    /// `FDESC8_32`: Byte 4 (bits 32..39) of a function descriptor.
+    FDesc8_32,
+    /// `FDESC8_40`: Byte 5 (bits 40..47) of a function descriptor.
+    FDesc8_40,
+    /// `FDESC8_48`: Byte 6 (bits 48..55) of a function descriptor.
+    FDesc8_48,
+    /// `FDESC8_56`: Byte 7 (bits 56..63) of a function descriptor.
+    FDesc8_56,
+    /// `UADDR`: A unified (function table) address (driver).
+    UAddr,
+    /// `UADDR8_0`: Byte 0 (bits 0..7) of a unified address.
+    UAddr8_0,
+    /// `UADDR8_8`: Byte 1 (bits 8..15) of a unified address.
+    UAddr8_8,
+    /// `UADDR8_16`: Byte 2 (bits 16..23) of a unified address.
+    UAddr8_16,
+    /// `UADDR8_24`: Byte 3 (bits 24..31) of a unified address.
+    UAddr8_24,
+    /// `UADDR8_32`: Byte 4 (bits 32..39) of a unified address.
+    UAddr8_32,
+    /// `UADDR8_40`: Byte 5 (bits 40..47) of a unified address.
+    UAddr8_40,
+    /// `UADDR8_48`: Byte 6 (bits 48..55) of a unified address.
+    UAddr8_48,
+    /// `UADDR8_56`: Byte 7 (bits 56..63) of a unified address.
+    UAddr8_56,
+    /// `LOUADDR`: The low 32 bits of a unified address (driver).
+    LoUAddr,
+    /// `HIUADDR`: A unified address, of which the action keeps the high 32 bits (driver).
+    HiUAddr,
+}
+
+impl ValueKind {
+    /// Every kind, in the order the seed first uses them.
+    pub const ALL: [ValueKind; 56] = [
+        ValueKind::Addr,
+        ValueKind::GAddr,
+        ValueKind::Header,
+        ValueKind::HwDesc,
+        ValueKind::HwSwDesc,
+        ValueKind::LoAddr,
+        ValueKind::HiAddr,
+        ValueKind::Slot,
+        ValueKind::Shift2,
+        ValueKind::CBank,
+        ValueKind::CBank4,
+        ValueKind::FDesc,
+        ValueKind::LoFDesc,
+        ValueKind::HiFDesc,
+        ValueKind::FDescA,
+        ValueKind::PcRel,
+        ValueKind::Inst,
+        ValueKind::InstOpcode,
+        ValueKind::InstFieldClear,
+        ValueKind::Clear,
+        ValueKind::Shift8,
+        ValueKind::Addr8_0,
+        ValueKind::Addr8_8,
+        ValueKind::Addr8_16,
+        ValueKind::Addr8_24,
+        ValueKind::Addr8_32,
+        ValueKind::Addr8_40,
+        ValueKind::Addr8_48,
+        ValueKind::Addr8_56,
+        ValueKind::GAddr8_0,
+        ValueKind::GAddr8_8,
+        ValueKind::GAddr8_16,
+        ValueKind::GAddr8_24,
+        ValueKind::GAddr8_32,
+        ValueKind::GAddr8_40,
+        ValueKind::GAddr8_48,
+        ValueKind::GAddr8_56,
+        ValueKind::FDesc8_0,
+        ValueKind::FDesc8_8,
+        ValueKind::FDesc8_16,
+        ValueKind::FDesc8_24,
+        ValueKind::FDesc8_32,
+        ValueKind::FDesc8_40,
+        ValueKind::FDesc8_48,
+        ValueKind::FDesc8_56,
+        ValueKind::UAddr,
+        ValueKind::UAddr8_0,
+        ValueKind::UAddr8_8,
+        ValueKind::UAddr8_16,
+        ValueKind::UAddr8_24,
+        ValueKind::UAddr8_32,
+        ValueKind::UAddr8_40,
+        ValueKind::UAddr8_48,
+        ValueKind::UAddr8_56,
+        ValueKind::LoUAddr,
+        ValueKind::HiUAddr,
+    ];
+
+    /// The seed's name for this kind (`ADDR`, `SHIFT2`, `ADDR8_16`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ValueKind::Addr => "ADDR",
+            ValueKind::GAddr => "GADDR",
+            ValueKind::Header => "HEADER",
+            ValueKind::HwDesc => "HWDESC",
+            ValueKind::HwSwDesc => "HWSWDESC",
+            ValueKind::LoAddr => "LOADDR",
+            ValueKind::HiAddr => "HIADDR",
+            ValueKind::Slot => "SLOT",
+            ValueKind::Shift2 => "SHIFT2",
+            ValueKind::CBank => "CBANK",
+            ValueKind::CBank4 => "CBANK4",
+            ValueKind::FDesc => "FDESC",
+            ValueKind::LoFDesc => "LOFDESC",
+            ValueKind::HiFDesc => "HIFDESC",
+            ValueKind::FDescA => "FDESCA",
+            ValueKind::PcRel => "PCREL",
+            ValueKind::Inst => "INST",
+            ValueKind::InstOpcode => "INST_OPCODE",
+            ValueKind::InstFieldClear => "INST_FIELD_CLEAR",
+            ValueKind::Clear => "CLEAR",
+            ValueKind::Shift8 => "SHIFT8",
+            ValueKind::Addr8_0 => "ADDR8_0",
+            ValueKind::Addr8_8 => "ADDR8_8",
+            ValueKind::Addr8_16 => "ADDR8_16",
+            ValueKind::Addr8_24 => "ADDR8_24",
+            ValueKind::Addr8_32 => "ADDR8_32",
+            ValueKind::Addr8_40 => "ADDR8_40",
+            ValueKind::Addr8_48 => "ADDR8_48",
+            ValueKind::Addr8_56 => "ADDR8_56",
+            ValueKind::GAddr8_0 => "GADDR8_0",
+            ValueKind::GAddr8_8 => "GADDR8_8",
+            ValueKind::GAddr8_16 => "GADDR8_16",
+            ValueKind::GAddr8_24 => "GADDR8_24",
+            ValueKind::GAddr8_32 => "GADDR8_32",
+            ValueKind::GAddr8_40 => "GADDR8_40",
+            ValueKind::GAddr8_48 => "GADDR8_48",
+            ValueKind::GAddr8_56 => "GADDR8_56",
+            ValueKind::FDesc8_0 => "FDESC8_0",
+            ValueKind::FDesc8_8 => "FDESC8_8",
+            ValueKind::FDesc8_16 => "FDESC8_16",
+            ValueKind::FDesc8_24 => "FDESC8_24",
+            ValueKind::FDesc8_32 => "FDESC8_32",
+            ValueKind::FDesc8_40 => "FDESC8_40",
+            ValueKind::FDesc8_48 => "FDESC8_48",
+            ValueKind::FDesc8_56 => "FDESC8_56",
+            ValueKind::UAddr => "UADDR",
+            ValueKind::UAddr8_0 => "UADDR8_0",
+            ValueKind::UAddr8_8 => "UADDR8_8",
+            ValueKind::UAddr8_16 => "UADDR8_16",
+            ValueKind::UAddr8_24 => "UADDR8_24",
+            ValueKind::UAddr8_32 => "UADDR8_32",
+            ValueKind::UAddr8_40 => "UADDR8_40",
+            ValueKind::UAddr8_48 => "UADDR8_48",
+            ValueKind::UAddr8_56 => "UADDR8_56",
+            ValueKind::LoUAddr => "LOUADDR",
+            ValueKind::HiUAddr => "HIUADDR",
+        }
+    }
+
+    /// The kind the seed calls `name`, if any.
+    pub fn from_name(name: &str) -> Option<ValueKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+// BEGIN GENERATED from the seed (r_cuda_seed.txt); checked row for row by tests/reloc_table_seed.rs
+impl RelocType {
+    /// `R_CUDA_NONE` (type 0).
+    pub const R_CUDA_NONE: RelocType = RelocType(0);
+    /// `R_CUDA_32` (type 1).
+    pub const R_CUDA_32: RelocType = RelocType(1);
+    /// `R_CUDA_64` (type 2).
+    pub const R_CUDA_64: RelocType = RelocType(2);
+    /// `R_CUDA_G32` (type 3).
+    pub const R_CUDA_G32: RelocType = RelocType(3);
+    /// `R_CUDA_G64` (type 4).
+    pub const R_CUDA_G64: RelocType = RelocType(4);
+    /// `R_CUDA_ABS32_26` (type 5).
+    pub const R_CUDA_ABS32_26: RelocType = RelocType(5);
+    /// `R_CUDA_TEX_HEADER_INDEX` (type 6).
+    pub const R_CUDA_TEX_HEADER_INDEX: RelocType = RelocType(6);
+    /// `R_CUDA_SAMP_HEADER_INDEX` (type 7).
+    pub const R_CUDA_SAMP_HEADER_INDEX: RelocType = RelocType(7);
+    /// `R_CUDA_SURF_HW_DESC` (type 8).
+    pub const R_CUDA_SURF_HW_DESC: RelocType = RelocType(8);
+    /// `R_CUDA_SURF_HW_SW_DESC` (type 9).
+    pub const R_CUDA_SURF_HW_SW_DESC: RelocType = RelocType(9);
+    /// `R_CUDA_ABS32_LO_26` (type 10).
+    pub const R_CUDA_ABS32_LO_26: RelocType = RelocType(10);
+    /// `R_CUDA_ABS32_HI_26` (type 11).
+    pub const R_CUDA_ABS32_HI_26: RelocType = RelocType(11);
+    /// `R_CUDA_ABS32_23` (type 12).
+    pub const R_CUDA_ABS32_23: RelocType = RelocType(12);
+    /// `R_CUDA_ABS32_LO_23` (type 13).
+    pub const R_CUDA_ABS32_LO_23: RelocType = RelocType(13);
+    /// `R_CUDA_ABS32_HI_23` (type 14).
+    pub const R_CUDA_ABS32_HI_23: RelocType = RelocType(14);
+    /// `R_CUDA_ABS24_26` (type 15).
+    pub const R_CUDA_ABS24_26: RelocType = RelocType(15);
+    /// `R_CUDA_ABS24_23` (type 16).
+    pub const R_CUDA_ABS24_23: RelocType = RelocType(16);
+    /// `R_CUDA_ABS16_26` (type 17).
+    pub const R_CUDA_ABS16_26: RelocType = RelocType(17);
+    /// `R_CUDA_ABS16_23` (type 18).
+    pub const R_CUDA_ABS16_23: RelocType = RelocType(18);
+    /// `R_CUDA_TEX_SLOT` (type 19).
+    pub const R_CUDA_TEX_SLOT: RelocType = RelocType(19);
+    /// `R_CUDA_SAMP_SLOT` (type 20).
+    pub const R_CUDA_SAMP_SLOT: RelocType = RelocType(20);
+    /// `R_CUDA_SURF_SLOT` (type 21).
+    pub const R_CUDA_SURF_SLOT: RelocType = RelocType(21);
+    /// `R_CUDA_TEX_BINDLESSOFF13_32` (type 22).
+    pub const R_CUDA_TEX_BINDLESSOFF13_32: RelocType = RelocType(22);
+    /// `R_CUDA_TEX_BINDLESSOFF13_47` (type 23).
+    pub const R_CUDA_TEX_BINDLESSOFF13_47: RelocType = RelocType(23);
+    /// `R_CUDA_CONST_FIELD19_28` (type 24).
+    pub const R_CUDA_CONST_FIELD19_28: RelocType = RelocType(24);
+    /// `R_CUDA_CONST_FIELD19_23` (type 25).
+    pub const R_CUDA_CONST_FIELD19_23: RelocType = RelocType(25);
+    /// `R_CUDA_TEX_SLOT9_49` (type 26).
+    pub const R_CUDA_TEX_SLOT9_49: RelocType = RelocType(26);
+    /// `R_CUDA_6_31` (type 27).
+    pub const R_CUDA_6_31: RelocType = RelocType(27);
+    /// `R_CUDA_2_47` (type 28).
+    pub const R_CUDA_2_47: RelocType = RelocType(28);
+    /// `R_CUDA_TEX_BINDLESSOFF13_41` (type 29).
+    pub const R_CUDA_TEX_BINDLESSOFF13_41: RelocType = RelocType(29);
+    /// `R_CUDA_TEX_BINDLESSOFF13_45` (type 30).
+    pub const R_CUDA_TEX_BINDLESSOFF13_45: RelocType = RelocType(30);
+    /// `R_CUDA_FUNC_DESC32_23` (type 31).
+    pub const R_CUDA_FUNC_DESC32_23: RelocType = RelocType(31);
+    /// `R_CUDA_FUNC_DESC32_LO_23` (type 32).
+    pub const R_CUDA_FUNC_DESC32_LO_23: RelocType = RelocType(32);
+    /// `R_CUDA_FUNC_DESC32_HI_23` (type 33).
+    pub const R_CUDA_FUNC_DESC32_HI_23: RelocType = RelocType(33);
+    /// `R_CUDA_FUNC_DESC_32` (type 34).
+    pub const R_CUDA_FUNC_DESC_32: RelocType = RelocType(34);
+    /// `R_CUDA_FUNC_DESC_64` (type 35).
+    pub const R_CUDA_FUNC_DESC_64: RelocType = RelocType(35);
+    /// `R_CUDA_CONST_FIELD21_26` (type 36).
+    pub const R_CUDA_CONST_FIELD21_26: RelocType = RelocType(36);
+    /// `R_CUDA_QUERY_DESC21_37` (type 37).
+    pub const R_CUDA_QUERY_DESC21_37: RelocType = RelocType(37);
+    /// `R_CUDA_CONST_FIELD19_26` (type 38).
+    pub const R_CUDA_CONST_FIELD19_26: RelocType = RelocType(38);
+    /// `R_CUDA_CONST_FIELD21_23` (type 39).
+    pub const R_CUDA_CONST_FIELD21_23: RelocType = RelocType(39);
+    /// `R_CUDA_PCREL_IMM24_26` (type 40).
+    pub const R_CUDA_PCREL_IMM24_26: RelocType = RelocType(40);
+    /// `R_CUDA_PCREL_IMM24_23` (type 41).
+    pub const R_CUDA_PCREL_IMM24_23: RelocType = RelocType(41);
+    /// `R_CUDA_ABS32_20` (type 42).
+    pub const R_CUDA_ABS32_20: RelocType = RelocType(42);
+    /// `R_CUDA_ABS32_LO_20` (type 43).
+    pub const R_CUDA_ABS32_LO_20: RelocType = RelocType(43);
+    /// `R_CUDA_ABS32_HI_20` (type 44).
+    pub const R_CUDA_ABS32_HI_20: RelocType = RelocType(44);
+    /// `R_CUDA_ABS24_20` (type 45).
+    pub const R_CUDA_ABS24_20: RelocType = RelocType(45);
+    /// `R_CUDA_ABS16_20` (type 46).
+    pub const R_CUDA_ABS16_20: RelocType = RelocType(46);
+    /// `R_CUDA_FUNC_DESC32_20` (type 47).
+    pub const R_CUDA_FUNC_DESC32_20: RelocType = RelocType(47);
+    /// `R_CUDA_FUNC_DESC32_LO_20` (type 48).
+    pub const R_CUDA_FUNC_DESC32_LO_20: RelocType = RelocType(48);
+    /// `R_CUDA_FUNC_DESC32_HI_20` (type 49).
+    pub const R_CUDA_FUNC_DESC32_HI_20: RelocType = RelocType(49);
+    /// `R_CUDA_CONST_FIELD19_20` (type 50).
+    pub const R_CUDA_CONST_FIELD19_20: RelocType = RelocType(50);
+    /// `R_CUDA_BINDLESSOFF13_36` (type 51).
+    pub const R_CUDA_BINDLESSOFF13_36: RelocType = RelocType(51);
+    /// `R_CUDA_SURF_HEADER_INDEX` (type 52).
+    pub const R_CUDA_SURF_HEADER_INDEX: RelocType = RelocType(52);
+    /// `R_CUDA_INSTRUCTION64` (type 53).
+    pub const R_CUDA_INSTRUCTION64: RelocType = RelocType(53);
+    /// `R_CUDA_CONST_FIELD21_20` (type 54).
+    pub const R_CUDA_CONST_FIELD21_20: RelocType = RelocType(54);
+    /// `R_CUDA_ABS32_32` (type 55).
+    pub const R_CUDA_ABS32_32: RelocType = RelocType(55);
+    /// `R_CUDA_ABS32_LO_32` (type 56).
+    pub const R_CUDA_ABS32_LO_32: RelocType = RelocType(56);
+    /// `R_CUDA_ABS32_HI_32` (type 57).
+    pub const R_CUDA_ABS32_HI_32: RelocType = RelocType(57);
+    /// `R_CUDA_ABS47_34` (type 58).
+    pub const R_CUDA_ABS47_34: RelocType = RelocType(58);
+    /// `R_CUDA_ABS16_32` (type 59).
+    pub const R_CUDA_ABS16_32: RelocType = RelocType(59);
+    /// `R_CUDA_ABS24_32` (type 60).
+    pub const R_CUDA_ABS24_32: RelocType = RelocType(60);
+    /// `R_CUDA_FUNC_DESC32_32` (type 61).
+    pub const R_CUDA_FUNC_DESC32_32: RelocType = RelocType(61);
+    /// `R_CUDA_FUNC_DESC32_LO_32` (type 62).
+    pub const R_CUDA_FUNC_DESC32_LO_32: RelocType = RelocType(62);
+    /// `R_CUDA_FUNC_DESC32_HI_32` (type 63).
+    pub const R_CUDA_FUNC_DESC32_HI_32: RelocType = RelocType(63);
+    /// `R_CUDA_CONST_FIELD19_40` (type 64).
+    pub const R_CUDA_CONST_FIELD19_40: RelocType = RelocType(64);
+    /// `R_CUDA_BINDLESSOFF14_40` (type 65).
+    pub const R_CUDA_BINDLESSOFF14_40: RelocType = RelocType(65);
+    /// `R_CUDA_CONST_FIELD21_38` (type 66).
+    pub const R_CUDA_CONST_FIELD21_38: RelocType = RelocType(66);
+    /// `R_CUDA_INSTRUCTION128` (type 67).
+    pub const R_CUDA_INSTRUCTION128: RelocType = RelocType(67);
+    /// `R_CUDA_YIELD_OPCODE9_0` (type 68).
+    pub const R_CUDA_YIELD_OPCODE9_0: RelocType = RelocType(68);
+    /// `R_CUDA_YIELD_CLEAR_PRED4_87` (type 69).
+    pub const R_CUDA_YIELD_CLEAR_PRED4_87: RelocType = RelocType(69);
+    /// `R_CUDA_32_LO` (type 70).
+    pub const R_CUDA_32_LO: RelocType = RelocType(70);
+    /// `R_CUDA_32_HI` (type 71).
+    pub const R_CUDA_32_HI: RelocType = RelocType(71);
+    /// `R_CUDA_UNUSED_CLEAR32` (type 72).
+    pub const R_CUDA_UNUSED_CLEAR32: RelocType = RelocType(72);
+    /// `R_CUDA_UNUSED_CLEAR64` (type 73).
+    pub const R_CUDA_UNUSED_CLEAR64: RelocType = RelocType(73);
+    /// `R_CUDA_ABS24_40` (type 74).
+    pub const R_CUDA_ABS24_40: RelocType = RelocType(74);
+    /// `R_CUDA_ABS55_16_34` (type 75).
+    pub const R_CUDA_ABS55_16_34: RelocType = RelocType(75);
+    /// `R_CUDA_8_0` (type 76).
+    pub const R_CUDA_8_0: RelocType = RelocType(76);
+    /// `R_CUDA_8_8` (type 77).
+    pub const R_CUDA_8_8: RelocType = RelocType(77);
+    /// `R_CUDA_8_16` (type 78).
+    pub const R_CUDA_8_16: RelocType = RelocType(78);
+    /// `R_CUDA_8_24` (type 79).
+    pub const R_CUDA_8_24: RelocType = RelocType(79);
+    /// `R_CUDA_8_32` (type 80).
+    pub const R_CUDA_8_32: RelocType = RelocType(80);
+    /// `R_CUDA_8_40` (type 81).
+    pub const R_CUDA_8_40: RelocType = RelocType(81);
+    /// `R_CUDA_8_48` (type 82).
+    pub const R_CUDA_8_48: RelocType = RelocType(82);
+    /// `R_CUDA_8_56` (type 83).
+    pub const R_CUDA_8_56: RelocType = RelocType(83);
+    /// `R_CUDA_G8_0` (type 84).
+    pub const R_CUDA_G8_0: RelocType = RelocType(84);
+    /// `R_CUDA_G8_8` (type 85).
+    pub const R_CUDA_G8_8: RelocType = RelocType(85);
+    /// `R_CUDA_G8_16` (type 86).
+    pub const R_CUDA_G8_16: RelocType = RelocType(86);
+    /// `R_CUDA_G8_24` (type 87).
+    pub const R_CUDA_G8_24: RelocType = RelocType(87);
+    /// `R_CUDA_G8_32` (type 88).
+    pub const R_CUDA_G8_32: RelocType = RelocType(88);
+    /// `R_CUDA_G8_40` (type 89).
+    pub const R_CUDA_G8_40: RelocType = RelocType(89);
+    /// `R_CUDA_G8_48` (type 90).
+    pub const R_CUDA_G8_48: RelocType = RelocType(90);
+    /// `R_CUDA_G8_56` (type 91).
+    pub const R_CUDA_G8_56: RelocType = RelocType(91);
+    /// `R_CUDA_FUNC_DESC_8_0` (type 92).
+    pub const R_CUDA_FUNC_DESC_8_0: RelocType = RelocType(92);
+    /// `R_CUDA_FUNC_DESC_8_8` (type 93).
+    pub const R_CUDA_FUNC_DESC_8_8: RelocType = RelocType(93);
+    /// `R_CUDA_FUNC_DESC_8_16` (type 94).
+    pub const R_CUDA_FUNC_DESC_8_16: RelocType = RelocType(94);
+    /// `R_CUDA_FUNC_DESC_8_24` (type 95).
+    pub const R_CUDA_FUNC_DESC_8_24: RelocType = RelocType(95);
+    /// `R_CUDA_FUNC_DESC_8_32` (type 96).
+    pub const R_CUDA_FUNC_DESC_8_32: RelocType = RelocType(96);
+    /// `R_CUDA_FUNC_DESC_8_40` (type 97).
+    pub const R_CUDA_FUNC_DESC_8_40: RelocType = RelocType(97);
+    /// `R_CUDA_FUNC_DESC_8_48` (type 98).
+    pub const R_CUDA_FUNC_DESC_8_48: RelocType = RelocType(98);
+    /// `R_CUDA_FUNC_DESC_8_56` (type 99).
+    pub const R_CUDA_FUNC_DESC_8_56: RelocType = RelocType(99);
+    /// `R_CUDA_ABS20_44` (type 100).
+    pub const R_CUDA_ABS20_44: RelocType = RelocType(100);
+    /// `R_CUDA_SAMP_HEADER_INDEX_0` (type 101).
+    pub const R_CUDA_SAMP_HEADER_INDEX_0: RelocType = RelocType(101);
+    /// `R_CUDA_UNIFIED` (type 102).
+    pub const R_CUDA_UNIFIED: RelocType = RelocType(102);
+    /// `R_CUDA_UNIFIED_32` (type 103).
+    pub const R_CUDA_UNIFIED_32: RelocType = RelocType(103);
+    /// `R_CUDA_UNIFIED_8_0` (type 104).
+    pub const R_CUDA_UNIFIED_8_0: RelocType = RelocType(104);
+    /// `R_CUDA_UNIFIED_8_8` (type 105).
+    pub const R_CUDA_UNIFIED_8_8: RelocType = RelocType(105);
+    /// `R_CUDA_UNIFIED_8_16` (type 106).
+    pub const R_CUDA_UNIFIED_8_16: RelocType = RelocType(106);
+    /// `R_CUDA_UNIFIED_8_24` (type 107).
+    pub const R_CUDA_UNIFIED_8_24: RelocType = RelocType(107);
+    /// `R_CUDA_UNIFIED_8_32` (type 108).
+    pub const R_CUDA_UNIFIED_8_32: RelocType = RelocType(108);
+    /// `R_CUDA_UNIFIED_8_40` (type 109).
+    pub const R_CUDA_UNIFIED_8_40: RelocType = RelocType(109);
+    /// `R_CUDA_UNIFIED_8_48` (type 110).
+    pub const R_CUDA_UNIFIED_8_48: RelocType = RelocType(110);
+    /// `R_CUDA_UNIFIED_8_56` (type 111).
+    pub const R_CUDA_UNIFIED_8_56: RelocType = RelocType(111);
+    /// `R_CUDA_UNIFIED32_LO_32` (type 112).
+    pub const R_CUDA_UNIFIED32_LO_32: RelocType = RelocType(112);
+    /// `R_CUDA_UNIFIED32_HI_32` (type 113).
+    pub const R_CUDA_UNIFIED32_HI_32: RelocType = RelocType(113);
+    /// `R_CUDA_ABS56_16_34` (type 114).
+    pub const R_CUDA_ABS56_16_34: RelocType = RelocType(114);
+    /// `R_CUDA_CONST_FIELD22_37` (type 115).
+    pub const R_CUDA_CONST_FIELD22_37: RelocType = RelocType(115);
+    /// `R_CUDA_NONE_LAST` (type 116).
+    pub const R_CUDA_NONE_LAST: RelocType = RelocType(116);
+}
+
+/// One row per R_CUDA type, indexed by type code (row `n` has `code == n`).
+pub const R_CUDA_TABLE: [RelocDesc; R_CUDA_COUNT] = [
     RelocDesc {
         code: 0,
         name: "R_CUDA_NONE",
@@ -559,13 +681,13 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 3,
         name: "R_CUDA_G32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 31, ValueKind::Gaddr, 0)],
+        actions: &[act(0, 31, ValueKind::GAddr, 0)],
     },
     RelocDesc {
         code: 4,
         name: "R_CUDA_G64",
         class: ResolverClass::Driver,
-        actions: &[act(0, 63, ValueKind::Gaddr, 0)],
+        actions: &[act(0, 63, ValueKind::GAddr, 0)],
     },
     RelocDesc {
         code: 5,
@@ -589,25 +711,25 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 8,
         name: "R_CUDA_SURF_HW_DESC",
         class: ResolverClass::Driver,
-        actions: &[act(0, 31, ValueKind::Hwdesc, 0)],
+        actions: &[act(0, 31, ValueKind::HwDesc, 0)],
     },
     RelocDesc {
         code: 9,
         name: "R_CUDA_SURF_HW_SW_DESC",
         class: ResolverClass::Driver,
-        actions: &[act(0, 31, ValueKind::Hwswdesc, 0)],
+        actions: &[act(0, 31, ValueKind::HwSwDesc, 0)],
     },
     RelocDesc {
         code: 10,
         name: "R_CUDA_ABS32_LO_26",
         class: ResolverClass::Either,
-        actions: &[act(26, 57, ValueKind::Loaddr, 0)],
+        actions: &[act(26, 57, ValueKind::LoAddr, 0)],
     },
     RelocDesc {
         code: 11,
         name: "R_CUDA_ABS32_HI_26",
         class: ResolverClass::Either,
-        actions: &[act(26, 57, ValueKind::Hiaddr, 32)],
+        actions: &[act(26, 57, ValueKind::HiAddr, 32)],
     },
     RelocDesc {
         code: 12,
@@ -619,13 +741,13 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 13,
         name: "R_CUDA_ABS32_LO_23",
         class: ResolverClass::Either,
-        actions: &[act(23, 54, ValueKind::Loaddr, 0)],
+        actions: &[act(23, 54, ValueKind::LoAddr, 0)],
     },
     RelocDesc {
         code: 14,
         name: "R_CUDA_ABS32_HI_23",
         class: ResolverClass::Either,
-        actions: &[act(23, 54, ValueKind::Hiaddr, 32)],
+        actions: &[act(23, 54, ValueKind::HiAddr, 32)],
     },
     RelocDesc {
         code: 15,
@@ -687,8 +809,8 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(28, 41, ValueKind::Shift2, 0),
-            act(42, 45, ValueKind::Cbank, 0),
-            act(26, 26, ValueKind::Cbank4, 0),
+            act(42, 45, ValueKind::CBank, 0),
+            act(26, 26, ValueKind::CBank4, 0),
         ],
     },
     RelocDesc {
@@ -697,7 +819,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(23, 36, ValueKind::Shift2, 0),
-            act(37, 41, ValueKind::Cbank, 0),
+            act(37, 41, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -734,31 +856,31 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 31,
         name: "R_CUDA_FUNC_DESC32_23",
         class: ResolverClass::Driver,
-        actions: &[act(23, 54, ValueKind::Fdesc, 0)],
+        actions: &[act(23, 54, ValueKind::FDesc, 0)],
     },
     RelocDesc {
         code: 32,
         name: "R_CUDA_FUNC_DESC32_LO_23",
         class: ResolverClass::Driver,
-        actions: &[act(23, 54, ValueKind::Lofdesc, 0)],
+        actions: &[act(23, 54, ValueKind::LoFDesc, 0)],
     },
     RelocDesc {
         code: 33,
         name: "R_CUDA_FUNC_DESC32_HI_23",
         class: ResolverClass::Driver,
-        actions: &[act(23, 54, ValueKind::Hifdesc, 32)],
+        actions: &[act(23, 54, ValueKind::HiFDesc, 32)],
     },
     RelocDesc {
         code: 34,
         name: "R_CUDA_FUNC_DESC_32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 31, ValueKind::Fdesca, 0)],
+        actions: &[act(0, 31, ValueKind::FDescA, 0)],
     },
     RelocDesc {
         code: 35,
         name: "R_CUDA_FUNC_DESC_64",
         class: ResolverClass::Driver,
-        actions: &[act(0, 63, ValueKind::Fdesca, 0)],
+        actions: &[act(0, 63, ValueKind::FDescA, 0)],
     },
     RelocDesc {
         code: 36,
@@ -766,7 +888,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(26, 41, ValueKind::Addr, 0),
-            act(42, 46, ValueKind::Cbank, 0),
+            act(42, 46, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -775,7 +897,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(37, 52, ValueKind::Addr, 0),
-            act(53, 57, ValueKind::Cbank, 0),
+            act(53, 57, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -784,7 +906,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(26, 39, ValueKind::Shift2, 0),
-            act(40, 44, ValueKind::Cbank, 0),
+            act(40, 44, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -793,20 +915,20 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(23, 38, ValueKind::Addr, 0),
-            act(39, 43, ValueKind::Cbank, 0),
+            act(39, 43, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
         code: 40,
         name: "R_CUDA_PCREL_IMM24_26",
         class: ResolverClass::Linker,
-        actions: &[act(26, 49, ValueKind::Pcrel, 0)],
+        actions: &[act(26, 49, ValueKind::PcRel, 0)],
     },
     RelocDesc {
         code: 41,
         name: "R_CUDA_PCREL_IMM24_23",
         class: ResolverClass::Linker,
-        actions: &[act(23, 46, ValueKind::Pcrel, 0)],
+        actions: &[act(23, 46, ValueKind::PcRel, 0)],
     },
     RelocDesc {
         code: 42,
@@ -818,13 +940,13 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 43,
         name: "R_CUDA_ABS32_LO_20",
         class: ResolverClass::Either,
-        actions: &[act(20, 51, ValueKind::Loaddr, 0)],
+        actions: &[act(20, 51, ValueKind::LoAddr, 0)],
     },
     RelocDesc {
         code: 44,
         name: "R_CUDA_ABS32_HI_20",
         class: ResolverClass::Either,
-        actions: &[act(20, 51, ValueKind::Hiaddr, 32)],
+        actions: &[act(20, 51, ValueKind::HiAddr, 32)],
     },
     RelocDesc {
         code: 45,
@@ -842,19 +964,19 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 47,
         name: "R_CUDA_FUNC_DESC32_20",
         class: ResolverClass::Driver,
-        actions: &[act(20, 51, ValueKind::Fdesc, 0)],
+        actions: &[act(20, 51, ValueKind::FDesc, 0)],
     },
     RelocDesc {
         code: 48,
         name: "R_CUDA_FUNC_DESC32_LO_20",
         class: ResolverClass::Driver,
-        actions: &[act(20, 51, ValueKind::Lofdesc, 0)],
+        actions: &[act(20, 51, ValueKind::LoFDesc, 0)],
     },
     RelocDesc {
         code: 49,
         name: "R_CUDA_FUNC_DESC32_HI_20",
         class: ResolverClass::Driver,
-        actions: &[act(20, 51, ValueKind::Hifdesc, 32)],
+        actions: &[act(20, 51, ValueKind::HiFDesc, 32)],
     },
     RelocDesc {
         code: 50,
@@ -862,7 +984,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(20, 33, ValueKind::Shift2, 0),
-            act(34, 38, ValueKind::Cbank, 0),
+            act(34, 38, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -889,7 +1011,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(20, 35, ValueKind::Addr, 0),
-            act(36, 40, ValueKind::Cbank, 0),
+            act(36, 40, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -902,13 +1024,13 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 56,
         name: "R_CUDA_ABS32_LO_32",
         class: ResolverClass::Either,
-        actions: &[act(32, 63, ValueKind::Loaddr, 0)],
+        actions: &[act(32, 63, ValueKind::LoAddr, 0)],
     },
     RelocDesc {
         code: 57,
         name: "R_CUDA_ABS32_HI_32",
         class: ResolverClass::Either,
-        actions: &[act(32, 63, ValueKind::Hiaddr, 32)],
+        actions: &[act(32, 63, ValueKind::HiAddr, 32)],
     },
     RelocDesc {
         code: 58,
@@ -932,19 +1054,19 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 61,
         name: "R_CUDA_FUNC_DESC32_32",
         class: ResolverClass::Driver,
-        actions: &[act(32, 63, ValueKind::Fdesc, 0)],
+        actions: &[act(32, 63, ValueKind::FDesc, 0)],
     },
     RelocDesc {
         code: 62,
         name: "R_CUDA_FUNC_DESC32_LO_32",
         class: ResolverClass::Driver,
-        actions: &[act(32, 63, ValueKind::Lofdesc, 0)],
+        actions: &[act(32, 63, ValueKind::LoFDesc, 0)],
     },
     RelocDesc {
         code: 63,
         name: "R_CUDA_FUNC_DESC32_HI_32",
         class: ResolverClass::Driver,
-        actions: &[act(32, 63, ValueKind::Hifdesc, 32)],
+        actions: &[act(32, 63, ValueKind::HiFDesc, 32)],
     },
     RelocDesc {
         code: 64,
@@ -952,7 +1074,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(40, 53, ValueKind::Shift2, 0),
-            act(54, 58, ValueKind::Cbank, 0),
+            act(54, 58, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -967,7 +1089,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(38, 53, ValueKind::Addr, 0),
-            act(54, 58, ValueKind::Cbank, 0),
+            act(54, 58, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -992,13 +1114,13 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 70,
         name: "R_CUDA_32_LO",
         class: ResolverClass::Either,
-        actions: &[act(0, 31, ValueKind::Loaddr, 0)],
+        actions: &[act(0, 31, ValueKind::LoAddr, 0)],
     },
     RelocDesc {
         code: 71,
         name: "R_CUDA_32_HI",
         class: ResolverClass::Either,
-        actions: &[act(0, 31, ValueKind::Hiaddr, 32)],
+        actions: &[act(0, 31, ValueKind::HiAddr, 32)],
     },
     RelocDesc {
         code: 72,
@@ -1031,145 +1153,145 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 76,
         name: "R_CUDA_8_0",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr80, 0)],
+        actions: &[act(0, 7, ValueKind::Addr8_0, 0)],
     },
     RelocDesc {
         code: 77,
         name: "R_CUDA_8_8",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr88, 8)],
+        actions: &[act(0, 7, ValueKind::Addr8_8, 8)],
     },
     RelocDesc {
         code: 78,
         name: "R_CUDA_8_16",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr816, 16)],
+        actions: &[act(0, 7, ValueKind::Addr8_16, 16)],
     },
     RelocDesc {
         code: 79,
         name: "R_CUDA_8_24",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr824, 24)],
+        actions: &[act(0, 7, ValueKind::Addr8_24, 24)],
     },
     RelocDesc {
         code: 80,
         name: "R_CUDA_8_32",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr832, 32)],
+        actions: &[act(0, 7, ValueKind::Addr8_32, 32)],
     },
     RelocDesc {
         code: 81,
         name: "R_CUDA_8_40",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr840, 40)],
+        actions: &[act(0, 7, ValueKind::Addr8_40, 40)],
     },
     RelocDesc {
         code: 82,
         name: "R_CUDA_8_48",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr848, 48)],
+        actions: &[act(0, 7, ValueKind::Addr8_48, 48)],
     },
     RelocDesc {
         code: 83,
         name: "R_CUDA_8_56",
         class: ResolverClass::Either,
-        actions: &[act(0, 7, ValueKind::Addr856, 56)],
+        actions: &[act(0, 7, ValueKind::Addr8_56, 56)],
     },
     RelocDesc {
         code: 84,
         name: "R_CUDA_G8_0",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr80, 0)],
+        actions: &[act(0, 7, ValueKind::GAddr8_0, 0)],
     },
     RelocDesc {
         code: 85,
         name: "R_CUDA_G8_8",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr88, 8)],
+        actions: &[act(0, 7, ValueKind::GAddr8_8, 8)],
     },
     RelocDesc {
         code: 86,
         name: "R_CUDA_G8_16",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr816, 16)],
+        actions: &[act(0, 7, ValueKind::GAddr8_16, 16)],
     },
     RelocDesc {
         code: 87,
         name: "R_CUDA_G8_24",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr824, 24)],
+        actions: &[act(0, 7, ValueKind::GAddr8_24, 24)],
     },
     RelocDesc {
         code: 88,
         name: "R_CUDA_G8_32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr832, 32)],
+        actions: &[act(0, 7, ValueKind::GAddr8_32, 32)],
     },
     RelocDesc {
         code: 89,
         name: "R_CUDA_G8_40",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr840, 40)],
+        actions: &[act(0, 7, ValueKind::GAddr8_40, 40)],
     },
     RelocDesc {
         code: 90,
         name: "R_CUDA_G8_48",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr848, 48)],
+        actions: &[act(0, 7, ValueKind::GAddr8_48, 48)],
     },
     RelocDesc {
         code: 91,
         name: "R_CUDA_G8_56",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Gaddr856, 56)],
+        actions: &[act(0, 7, ValueKind::GAddr8_56, 56)],
     },
     RelocDesc {
         code: 92,
         name: "R_CUDA_FUNC_DESC_8_0",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc80, 0)],
+        actions: &[act(0, 7, ValueKind::FDesc8_0, 0)],
     },
     RelocDesc {
         code: 93,
         name: "R_CUDA_FUNC_DESC_8_8",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc88, 8)],
+        actions: &[act(0, 7, ValueKind::FDesc8_8, 8)],
     },
     RelocDesc {
         code: 94,
         name: "R_CUDA_FUNC_DESC_8_16",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc816, 16)],
+        actions: &[act(0, 7, ValueKind::FDesc8_16, 16)],
     },
     RelocDesc {
         code: 95,
         name: "R_CUDA_FUNC_DESC_8_24",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc824, 24)],
+        actions: &[act(0, 7, ValueKind::FDesc8_24, 24)],
     },
     RelocDesc {
         code: 96,
         name: "R_CUDA_FUNC_DESC_8_32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc832, 32)],
+        actions: &[act(0, 7, ValueKind::FDesc8_32, 32)],
     },
     RelocDesc {
         code: 97,
         name: "R_CUDA_FUNC_DESC_8_40",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc840, 40)],
+        actions: &[act(0, 7, ValueKind::FDesc8_40, 40)],
     },
     RelocDesc {
         code: 98,
         name: "R_CUDA_FUNC_DESC_8_48",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc848, 48)],
+        actions: &[act(0, 7, ValueKind::FDesc8_48, 48)],
     },
     RelocDesc {
         code: 99,
         name: "R_CUDA_FUNC_DESC_8_56",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Fdesc856, 56)],
+        actions: &[act(0, 7, ValueKind::FDesc8_56, 56)],
     },
     RelocDesc {
         code: 100,
@@ -1187,73 +1309,73 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         code: 102,
         name: "R_CUDA_UNIFIED",
         class: ResolverClass::Driver,
-        actions: &[act(0, 63, ValueKind::Uaddr, 0)],
+        actions: &[act(0, 63, ValueKind::UAddr, 0)],
     },
     RelocDesc {
         code: 103,
         name: "R_CUDA_UNIFIED_32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 31, ValueKind::Uaddr, 0)],
+        actions: &[act(0, 31, ValueKind::UAddr, 0)],
     },
     RelocDesc {
         code: 104,
         name: "R_CUDA_UNIFIED_8_0",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr80, 0)],
+        actions: &[act(0, 7, ValueKind::UAddr8_0, 0)],
     },
     RelocDesc {
         code: 105,
         name: "R_CUDA_UNIFIED_8_8",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr88, 8)],
+        actions: &[act(0, 7, ValueKind::UAddr8_8, 8)],
     },
     RelocDesc {
         code: 106,
         name: "R_CUDA_UNIFIED_8_16",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr816, 16)],
+        actions: &[act(0, 7, ValueKind::UAddr8_16, 16)],
     },
     RelocDesc {
         code: 107,
         name: "R_CUDA_UNIFIED_8_24",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr824, 24)],
+        actions: &[act(0, 7, ValueKind::UAddr8_24, 24)],
     },
     RelocDesc {
         code: 108,
         name: "R_CUDA_UNIFIED_8_32",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr832, 32)],
+        actions: &[act(0, 7, ValueKind::UAddr8_32, 32)],
     },
     RelocDesc {
         code: 109,
         name: "R_CUDA_UNIFIED_8_40",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr840, 40)],
+        actions: &[act(0, 7, ValueKind::UAddr8_40, 40)],
     },
     RelocDesc {
         code: 110,
         name: "R_CUDA_UNIFIED_8_48",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr848, 48)],
+        actions: &[act(0, 7, ValueKind::UAddr8_48, 48)],
     },
     RelocDesc {
         code: 111,
         name: "R_CUDA_UNIFIED_8_56",
         class: ResolverClass::Driver,
-        actions: &[act(0, 7, ValueKind::Uaddr856, 56)],
+        actions: &[act(0, 7, ValueKind::UAddr8_56, 56)],
     },
     RelocDesc {
         code: 112,
         name: "R_CUDA_UNIFIED32_LO_32",
         class: ResolverClass::Driver,
-        actions: &[act(32, 63, ValueKind::Louaddr, 0)],
+        actions: &[act(32, 63, ValueKind::LoUAddr, 0)],
     },
     RelocDesc {
         code: 113,
         name: "R_CUDA_UNIFIED32_HI_32",
         class: ResolverClass::Driver,
-        actions: &[act(32, 63, ValueKind::Hiuaddr, 32)],
+        actions: &[act(32, 63, ValueKind::HiUAddr, 32)],
     },
     RelocDesc {
         code: 114,
@@ -1270,7 +1392,7 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         class: ResolverClass::Linker,
         actions: &[
             act(37, 53, ValueKind::Addr, 0),
-            act(54, 58, ValueKind::Cbank, 0),
+            act(54, 58, ValueKind::CBank, 0),
         ],
     },
     RelocDesc {
@@ -1280,3 +1402,4 @@ pub const R_CUDA_TABLE: [RelocDesc; 117] = [
         actions: &[],
     },
 ];
+// END GENERATED
