@@ -315,6 +315,18 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "Unknown option '{a}'; use option --help for more information"
             )));
         };
+        // A repeated -arch / -o must agree with itself: last-wins would link for
+        // an architecture or write a file the user did not mean.
+        let previous = match canon {
+            "arch" => arch_text.as_deref(),
+            "o" => cmd.output.as_deref().and_then(|p| p.to_str()),
+            _ => None,
+        };
+        if let Some(prev) = previous.filter(|p| *p != value) {
+            return Err(UsageError::fatal(format!(
+                "Option '-{canon}' given twice with different values ('{prev}' and '{value}')"
+            )));
+        }
         match canon {
             "arch" => arch_text = Some(value),
             "o" => cmd.output = Some(PathBuf::from(value)),

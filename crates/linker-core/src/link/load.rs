@@ -176,6 +176,7 @@ fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFil
         .in_file(name));
     }
     check_limits(&cubin).map_err(|e| e.in_file(name))?;
+    check_subformats(&cubin).map_err(|e| e.in_file(name))?;
     let n = cubin.sections.len();
     let mut func_sym = vec![0u32; n];
     let mut owner = vec![None; n];
@@ -285,6 +286,32 @@ fn check_limits(cubin: &Cubin<'_>) -> Result<()> {
             .in_section(sec.name)
             .for_symbol(sym.name));
         }
+    }
+    Ok(())
+}
+
+/// Decodes every section with an inner format (EIATTR, EICOMPAT, notes, call
+/// graph, prototypes) once, up front: a malformed record is an error naming the
+/// section and offset even where a later phase would skip or rebuild it.
+fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
+    use crate::cubin::{callgraph, compat, eiattr, notes};
+    use crate::elf::*;
+    for s in &cubin.sections {
+        let checked = match s.sh_type {
+            SHT_CUDA_INFO => eiattr::parse(s.data).map(drop),
+            SHT_CUDA_COMPAT => compat::parse(s.data).map(drop),
+            SHT_CUDA_CALLGRAPH => callgraph::CallGraph::parse(s.data).map(drop),
+            SHT_CUDA_PROTOTYPE => callgraph::parse_prototypes(s.data).map(drop),
+            SHT_NOTE => notes::parse_notes(s.data).and_then(|list| {
+                for n in &list {
+                    n.tkinfo().transpose()?;
+                    n.cuinfo().transpose()?;
+                }
+                Ok(())
+            }),
+            _ => Ok(()),
+        };
+        checked.map_err(|e| e.in_section(s.name))?;
     }
     Ok(())
 }
