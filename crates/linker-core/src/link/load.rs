@@ -267,18 +267,30 @@ fn check_limits(cubin: &Cubin<'_>) -> Result<()> {
         }
     }
     for sym in &cubin.symbols {
+        let bad_align = |v: u64| v > MAX_SECTION_ALIGN || (v > 1 && !v.is_power_of_two());
+        if sym.shndx == crate::elf::SHN_COMMON
+            && (bad_align(sym.value) || sym.size > MAX_SECTION_SIZE)
+        {
+            // `.common` variables keep their alignment in st_value.
+            return Err(over(format!(
+                "common symbol alignment {:#x} (a power of two up to {MAX_SECTION_ALIGN:#x}) / size {:#x} out of range",
+                sym.value, sym.size
+            ))
+            .in_section(".symtab")
+            .for_symbol(sym.name));
+        }
         let Some(sec) = cubin.symbol_section(sym) else {
             continue;
         };
         // Shared variables keep their alignment in st_value (COMMON-style).
         let shared = sec.sh_type == crate::elf::SHT_CUDA_SHARED
             && sym.other & crate::elf::STO_CUDA_SHARED != 0;
-        let value_limit = if shared {
-            MAX_SECTION_ALIGN
+        let bad_value = if shared {
+            bad_align(sym.value)
         } else {
-            MAX_SECTION_SIZE
+            sym.value > MAX_SECTION_SIZE
         };
-        if sym.value > value_limit || sym.size > MAX_SECTION_SIZE {
+        if bad_value || sym.size > MAX_SECTION_SIZE {
             return Err(over(format!(
                 "symbol value {:#x} / size {:#x} exceeds culink's limits",
                 sym.value, sym.size
