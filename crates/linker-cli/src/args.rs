@@ -101,6 +101,7 @@ Link options:
   -v, --verbose                print phase timings and statistics
   -w, --disable-warnings       suppress warnings
   -Werror                      treat warnings as errors
+  --no-tool-args               record an empty option string in the output's tkinfo note
   @FILE, --options-file FILE   read more arguments from FILE
   -m64, --register-link-binaries=F, -L DIR, -l NAME, -cpu-arch=X, --host-ccbin C
                                accepted as nvcc -dlink passes them
@@ -214,6 +215,7 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("version", &["version", "V"]),
     ("help", &["help", "h"]),
     ("m64", &["m64"]),
+    ("no-tool-args", &["no-tool-args"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -273,6 +275,7 @@ fn lookup(
 fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut cmd = LinkCommand::default();
     let mut arch_text: Option<String> = None;
+    let mut no_tool_args = false;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "-" || !a.starts_with('-') {
@@ -296,6 +299,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "Werror" => cmd.options.warnings_as_errors = true,
                 "version" => return Ok(Command::Version),
                 "help" => return Ok(Command::Help),
+                "no-tool-args" => no_tool_args = true,
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -366,7 +370,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         }
     };
     cmd.options.arch = Some(arch);
-    cmd.options.recorded_args = Some(recorded_args(arch, &cmd.driver));
+    cmd.options.recorded_args = Some(if no_tool_args {
+        String::new()
+    } else {
+        recorded_args(arch, &cmd.driver)
+    });
     Ok(Command::Link(Box::new(cmd)))
 }
 

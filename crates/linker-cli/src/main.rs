@@ -155,6 +155,13 @@ fn link(cmd: LinkCommand) -> ExitCode {
         eprintln!("culink: fatal: Must specify output file with -o option");
         return ExitCode::from(1);
     };
+    if output.is_dir() {
+        eprintln!(
+            "culink: fatal: Output file '{}' is a directory",
+            output.display()
+        );
+        return ExitCode::from(1);
+    }
     for input in &cmd.options.inputs {
         if let linker_core::InputSource::File(p) = input {
             if same_file(p, &output) {
