@@ -24,6 +24,7 @@ mod load;
 mod nvinfo;
 mod relocate;
 mod sections;
+mod shared;
 mod symbols;
 mod symtab;
 mod write;
