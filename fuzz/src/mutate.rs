@@ -14,10 +14,14 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator from `seed` (0 is replaced by a fixed non-zero constant).
     pub fn new(seed: u64) -> Self {
-        Rng(if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed })
+        Rng(if seed == 0 {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            seed
+        })
     }
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -27,7 +31,7 @@ impl Rng {
     }
     /// A number in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     /// True with probability 1/`n`.
     pub fn one_in(&mut self, n: usize) -> bool {
@@ -75,7 +79,7 @@ fn interesting(rng: &mut Rng, n: usize, len: usize, old: u64) -> u64 {
         12 => old ^ (1 << rng.below(8 * n)),
         13 => [2u64, 3, 4, 7, 8, 16, 24, 64, 0x100, 0xff00, 0xfff0, 0xffff][rng.below(12)],
         14 => old.wrapping_mul(2),
-        _ => rng.next(),
+        _ => rng.next_u64(),
     };
     v & max
 }
@@ -159,7 +163,7 @@ fn mutate_field(rng: &mut Rng, d: &mut [u8], base: usize, field: (usize, usize))
 /// Applies one random mutation to `d`. `other` is another corpus entry to splice from.
 pub fn mutate_once(rng: &mut Rng, d: &mut Vec<u8>, other: &[u8]) {
     if d.is_empty() {
-        d.extend((0..1 + rng.below(64)).map(|_| rng.next() as u8));
+        d.extend((0..1 + rng.below(64)).map(|_| rng.next_u64() as u8));
         return;
     }
     let len = d.len();
@@ -170,7 +174,7 @@ pub fn mutate_once(rng: &mut Rng, d: &mut Vec<u8>, other: &[u8]) {
         }
         1 => {
             let i = rng.below(len);
-            d[i] = [0u8, 1, 0x7f, 0x80, 0xff, rng.next() as u8][rng.below(6)];
+            d[i] = [0u8, 1, 0x7f, 0x80, 0xff, rng.next_u64() as u8][rng.below(6)];
         }
         2 => {
             let n = [2usize, 4, 8][rng.below(3)];

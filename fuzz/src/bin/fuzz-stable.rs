@@ -22,15 +22,15 @@
 //! unwind), as libFuzzer's `-malloc_limit_mb` does.
 
 use culink_fuzz::mutate::{mutate, Rng};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// The input being executed, for the allocation-limit report.
 static CURRENT: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
@@ -78,9 +78,8 @@ fn check(size: usize) {
         let input = unsafe { std::slice::from_raw_parts(ptr, len) };
         let _ = f.write_all(input);
     }
-    let _ = std::io::stderr().write_all(
-        b"fuzz-stable: CRASH oversized allocation (see oom-current in the artifacts)\n",
-    );
+    let _ = std::io::stderr()
+        .write_all(b"fuzz-stable: CRASH oversized allocation (see oom-current in the artifacts)\n");
     if std::env::var_os("RUST_BACKTRACE").is_some() {
         eprintln!("{}", std::backtrace::Backtrace::force_capture());
     }
@@ -155,7 +154,10 @@ fn main() {
             eprintln!("fuzz-stable: replaying {}", f.display());
             run(&data);
         }
-        println!("fuzz-stable: {} inputs replayed without a crash", replay.len());
+        println!(
+            "fuzz-stable: {} inputs replayed without a crash",
+            replay.len()
+        );
         return;
     }
     if corpora.is_empty() {
@@ -165,16 +167,16 @@ fn main() {
     for c in &corpora {
         collect(c, &mut files);
     }
-    let seeds: Vec<Vec<u8>> = files
-        .iter()
-        .filter_map(|p| std::fs::read(p).ok())
-        .collect();
+    let seeds: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
     if seeds.is_empty() {
         eprintln!("fuzz-stable: no seeds under {corpora:?}");
         std::process::exit(2);
     }
     let art_dir = artifacts.join(&target);
-    if let Some(n) = std::env::var("CULINK_FUZZ_MAX_ALLOC").ok().and_then(|v| v.parse().ok()) {
+    if let Some(n) = std::env::var("CULINK_FUZZ_MAX_ALLOC")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         MAX_ALLOC.store(n, Ordering::Relaxed);
     }
     let _ = std::fs::create_dir_all(&art_dir);
@@ -208,7 +210,7 @@ fn main() {
     let limit = iters.unwrap_or(if secs.is_some() { u64::MAX } else { 10_000 });
     let mut report = Instant::now();
     while execs < limit {
-        if execs % 64 == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+        if execs.is_multiple_of(64) && deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         let input = if (execs as usize) < seeds.len() {
@@ -240,10 +242,7 @@ fn main() {
                 let _ = std::fs::write(&path, &input);
                 eprintln!("fuzz-stable: CRASH {what}\n    input: {}", path.display());
             }
-        } else if pool.len() < 4096
-            && rng.one_in(8)
-            && linker_core::Cubin::parse(&input).is_ok()
-        {
+        } else if pool.len() < 4096 && rng.one_in(8) && linker_core::Cubin::parse(&input).is_ok() {
             // Keep well-formed mutants: later mutations go deeper from them.
             pool.push(input);
         }
