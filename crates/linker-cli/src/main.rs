@@ -143,6 +143,14 @@ fn run_link(options: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
+    // The same inode: also catches hard links and bind mounts.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,

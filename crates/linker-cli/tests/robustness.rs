@@ -167,6 +167,13 @@ fn bad_output_paths() {
             "also an input",
         );
     }
+    // A hard link to an input.
+    std::fs::hard_link(d.join("b.o"), d.join("sub/hard.o")).unwrap();
+    fails_with(
+        &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "sub/hard.o"]),
+        "also an input",
+    );
+    std::fs::remove_file(d.join("sub/hard.o")).unwrap();
     assert_eq!(
         std::fs::read(d.join("a.o")).unwrap(),
         std::fs::read(fixture("a.sm_90.o")).unwrap()
