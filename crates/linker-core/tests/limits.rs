@@ -244,3 +244,20 @@ fn four_megabyte_input() {
 fn input_over_100_megabytes() {
     one_big_input(128 << 20);
 }
+
+/// 11,000 pairs make about 66,000 output sections (6 per pair): more than a
+/// 16-bit section index can name. That is an error, not a truncated count.
+#[test]
+#[ignore = "22,000 inputs: run with --release -- --ignored"]
+fn more_sections_than_16_bit_indices_is_an_error() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = LinkOptions {
+        arch: Some(SmArch::new(90)),
+        inputs: pairs(11_000),
+        ..LinkOptions::default()
+    };
+    let failure = linker_core::link(&opts).expect_err("too many sections");
+    let e = failure.errors().next().unwrap();
+    assert_eq!(e.kind, linker_core::ErrorKind::Overflow, "{e}");
+    assert!(e.message.contains("sections"), "{e}");
+}

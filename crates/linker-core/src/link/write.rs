@@ -44,6 +44,19 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
 /// Serializes the plan into the final cubin bytes.
 pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Result<Vec<u8>> {
     let _span = tracing::info_span!("write", bytes = layout.file_size).entered();
+    // Section indices are 16-bit in the header and in every symbol; culink writes
+    // no extended numbering (SHN_XINDEX), so more sections is an error, never a
+    // silently truncated count.
+    if plan.sections.len() >= usize::from(SHN_LORESERVE) {
+        return Err(Error::new(
+            crate::ErrorKind::Overflow,
+            format!(
+                "the output would have {} sections; culink writes at most {}",
+                plan.sections.len(),
+                SHN_LORESERVE - 1
+            ),
+        ));
+    }
     let size = usize::try_from(layout.file_size)
         .map_err(|_| Error::new(crate::ErrorKind::Overflow, "output too large"))?;
     let mut out: Vec<u8> = Vec::new();
