@@ -151,6 +151,26 @@ pub fn split_response_file(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The largest response file read (a bound, so `@/dev/zero` fails instead of
+/// exhausting memory).
+pub const MAX_RESPONSE_FILE: u64 = 16 << 20;
+
+/// Reads a response file of at most [`MAX_RESPONSE_FILE`] bytes as UTF-8.
+fn read_response_file(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_RESPONSE_FILE + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_RESPONSE_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_RESPONSE_FILE} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
 /// Expands `@file`, `--options-file F` and `-optf F` (recursively, at most 16 deep).
 pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageError> {
     fn go(args: Vec<String>, depth: usize, out: &mut Vec<String>) -> Result<(), UsageError> {
@@ -178,7 +198,7 @@ pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageErro
                             "Options file '{f}' nested too deeply"
                         )));
                     }
-                    let text = std::fs::read_to_string(&f).map_err(|e| {
+                    let text = read_response_file(&f).map_err(|e| {
                         UsageError::fatal(format!("Could not open options file '{f}': {e}"))
                     })?;
                     let inner = split_response_file(&text)

@@ -103,6 +103,20 @@ fn duplicate_and_missing_output_and_arch() {
         fails_with(&culink_in(&d, args), want);
         assert_eq!(names(&d), ["a.o", "b.o"], "{args:?}");
     }
+    // Response files: missing, endless, nested without end.
+    std::fs::write(d.join("self.rsp"), "@self.rsp").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["@missing.rsp"],
+            "Could not open options file 'missing.rsp'",
+        ),
+        (&["@/dev/zero"], "larger than"),
+        (&["@self.rsp"], "nested too deeply"),
+    ];
+    for (args, want) in cases {
+        fails_with(&culink_in(&d, args), want);
+    }
+    std::fs::remove_file(d.join("self.rsp")).unwrap();
     // The same value twice is harmless.
     let o = culink_in(
         &d,
