@@ -246,18 +246,20 @@ fn input_over_100_megabytes() {
 }
 
 /// 11,000 pairs make about 66,000 output sections (6 per pair): more than a
-/// 16-bit section index can name. That is an error, not a truncated count.
+/// 16-bit section index can name, so the output uses extended numbering; it
+/// must read back with every section.
 #[test]
 #[ignore = "22,000 inputs: run with --release -- --ignored"]
-fn more_sections_than_16_bit_indices_is_an_error() {
+fn more_sections_than_16_bit_indices() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = LinkOptions {
         arch: Some(SmArch::new(90)),
         inputs: pairs(11_000),
         ..LinkOptions::default()
     };
-    let failure = linker_core::link(&opts).expect_err("too many sections");
-    let e = failure.errors().next().unwrap();
-    assert_eq!(e.kind, linker_core::ErrorKind::Overflow, "{e}");
-    assert!(e.message.contains("sections"), "{e}");
+    let out = linker_core::link(&opts)
+        .unwrap_or_else(|f| panic!("{:?}", f.errors().take(3).collect::<Vec<_>>()));
+    let c = Cubin::parse(&out.cubin).expect("output parses");
+    assert!(c.sections.len() > 0xff00, "{} sections", c.sections.len());
+    assert_eq!(c.header.e_shnum, 0, "extended numbering");
 }

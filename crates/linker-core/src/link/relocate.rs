@@ -439,15 +439,12 @@ fn texture_slot(
 
 /// Creates the output relocation sections (one per target section and REL/RELA kind).
 pub(crate) fn create_sections(plan: &mut Plan) {
-    let mut groups: BTreeMap<(u32, bool), ()> = BTreeMap::new();
-    for k in &plan.kept {
-        groups.insert((k.target.0, k.rela), ());
-    }
     // Creation order: by first kept relocation, for a stable, input-like order.
     let mut seen: Vec<(u32, bool)> = Vec::new();
+    let mut known: HashSet<(u32, bool)> = HashSet::new();
     for k in &plan.kept {
         let key = (k.target.0, k.rela);
-        if !seen.contains(&key) {
+        if known.insert(key) {
             seen.push(key);
         }
     }

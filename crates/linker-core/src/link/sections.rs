@@ -63,6 +63,7 @@ pub(crate) enum Role {
     ShStrTab,
     StrTab,
     SymTab,
+    SymTabShndx,
     Debug,
     TkInfo,
     CuInfo,
@@ -202,6 +203,7 @@ impl Plan {
                 Role::ShStrTab => 1,
                 Role::StrTab => 2,
                 Role::SymTab => 3,
+                Role::SymTabShndx => 3,
                 Role::Debug => 4,
                 Role::TkInfo => 5,
                 Role::CuInfo => 6,
@@ -252,6 +254,7 @@ fn is_rebuilt(s: &Section<'_>) -> bool {
         SHT_NULL
             | SHT_STRTAB
             | SHT_SYMTAB
+            | SHT_SYMTAB_SHNDX
             | SHT_REL
             | SHT_RELA
             | SHT_NOTE

@@ -150,10 +150,9 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
                 match classify(files, db, sr) {
                     Some(SharedRef::Dynamic) => uses.entry(fi).or_default().1 = true,
                     Some(SharedRef::Var(def))
-                        if out.module_sections.contains(&(def.file.0, {
-                            let df = &files[def.file.0 as usize];
-                            df.cubin.symbols[def.index as usize].shndx.into()
-                        })) =>
+                        if files[def.file.0 as usize].cubin.symbols[def.index as usize]
+                            .section()
+                            .is_some_and(|s| out.module_sections.contains(&(def.file.0, s))) =>
                     {
                         let e = uses.entry(fi).or_default();
                         if !e.0.contains(&def) {
