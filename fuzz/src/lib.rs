@@ -75,6 +75,68 @@ macro_rules! partners {
 /// Real objects the mutated input is linked with: `call_extern`'s `a` and `b`, per SM.
 pub const PARTNERS: &[(u32, &[u8], &[u8])] = partners!(75, 80, 86, 89, 90);
 
+/// An `ar` archive of `members` (GNU format, short names).
+pub fn archive(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = b"!<arch>\n".to_vec();
+    for (name, data) in members {
+        let header = format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            format!("{name}/"),
+            0,
+            0,
+            0,
+            644,
+            data.len()
+        );
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        if data.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// A fatbinary container holding `elfs` as uncompressed ELF entries, `(sm, bytes)`.
+pub fn fatbin(elfs: &[(u32, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (sm, data) in elfs {
+        let padded = data.len().div_ceil(8) * 8;
+        let mut h = [0u8; 64];
+        h[0..2].copy_from_slice(&2u16.to_le_bytes()); // ELF
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        h[24..26].copy_from_slice(&7u16.to_le_bytes());
+        h[26..28].copy_from_slice(&1u16.to_le_bytes());
+        h[28..32].copy_from_slice(&sm.to_le_bytes());
+        body.extend_from_slice(&h);
+        body.extend_from_slice(data);
+        body.resize(body.len() + padded - data.len(), 0);
+    }
+    let mut out = Vec::with_capacity(16 + body.len());
+    out.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Container seeds the fixtures lack: archives and fatbinaries of the
+/// `call_extern` objects (sm_90 and mixed SMs).
+pub fn synthetic_seeds() -> Vec<Vec<u8>> {
+    let p90 = PARTNERS[PARTNERS.len() - 1];
+    let p80 = PARTNERS[1];
+    vec![
+        archive(&[("a.o", p90.1), ("b.o", p90.2)]),
+        archive(&[("b.o", p80.2)]),
+        fatbin(&[(90, p90.1)]),
+        fatbin(&[(80, p80.2), (90, p90.2)]),
+        archive(&[("f.fatbin", &fatbin(&[(90, p90.2)]))]),
+    ]
+}
+
 fn bytes(name: &str, data: &[u8]) -> InputSource {
     InputSource::Bytes {
         name: name.to_string(),
@@ -108,4 +170,34 @@ pub fn link_mutated(data: &[u8]) {
     link_and_check(sm, vec![bytes("fuzz.o", data)]);
     link_and_check(sm, vec![bytes("a.o", a), bytes("fuzz.o", data)]);
     link_and_check(sm, vec![bytes("fuzz.o", data), bytes("b.o", b)]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The synthetic containers are what culink's input readers accept, and link.
+    #[test]
+    fn synthetic_seeds_link() {
+        let seeds = synthetic_seeds();
+        for (i, s) in seeds.iter().enumerate() {
+            let inputs = vec![bytes("seed", s)];
+            let r = linker_core::link(&LinkOptions {
+                arch: Some(SmArch::new(90)),
+                inputs,
+                ..LinkOptions::default()
+            });
+            let errors: Vec<String> = match &r {
+                Ok(_) => Vec::new(),
+                Err(f) => f.errors().map(|e| e.to_string()).collect(),
+            };
+            // Seeds 1 and 3 hold only b.o's device function: they link too.
+            assert!(
+                errors.iter().all(|e| !e.contains("malformed")
+                    && !e.contains("fatbinary")
+                    && !e.contains("archive")),
+                "seed {i}: {errors:?}"
+            );
+        }
+    }
 }

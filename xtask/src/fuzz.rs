@@ -10,7 +10,7 @@
 //! in-tree structure-aware mutation driver (seeded PRNG, reproducible, stable
 //! Rust). `auto` (the default) takes libFuzzer when both nightly and cargo-fuzz
 //! are installed, else the stable driver. Seeds are the objects and cubins under
-//! `tests/link`. Every target runs `--secs` seconds (default 600); crashes land
+//! `tests/link` plus synthetic archives and fatbinaries of them. Every target runs `--secs` seconds (default 600); crashes land
 //! in `fuzz/artifacts/<target>/`. The summary line counts executions and crashes;
 //! any crash makes the command fail.
 
@@ -127,6 +127,10 @@ fn run_libfuzzer(root: &Path, target: &str, secs: u64) -> Result<Outcome, String
     let fuzz = root.join("fuzz");
     let corpus = fuzz.join("corpus").join(target);
     seed_corpus(root, &corpus)?;
+    // The synthetic archive/fatbinary seeds, written by the stable driver.
+    let mut seeds = stable_driver(root);
+    seeds.arg("--write-seeds").arg(&corpus);
+    crate::util::run_ok(&mut seeds)?;
     let mut cmd = Command::new("cargo");
     cmd.current_dir(&fuzz)
         .args(["+nightly", "fuzz", "run", target])
@@ -161,23 +165,27 @@ fn run_libfuzzer(root: &Path, target: &str, secs: u64) -> Result<Outcome, String
     })
 }
 
-fn run_stable(root: &Path, target: &str, secs: u64, seed: u64) -> Result<Outcome, String> {
+/// `cargo run` of the stable driver, arguments to follow.
+fn stable_driver(root: &Path) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(root)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "--manifest-path",
-            "fuzz/Cargo.toml",
-            "--no-default-features",
-            "--bin",
-            "fuzz-stable",
-            "--",
-            "--target",
-            target,
-        ])
+    cmd.current_dir(root).args([
+        "run",
+        "--quiet",
+        "--release",
+        "--manifest-path",
+        "fuzz/Cargo.toml",
+        "--no-default-features",
+        "--bin",
+        "fuzz-stable",
+        "--",
+    ]);
+    cmd
+}
+
+fn run_stable(root: &Path, target: &str, secs: u64, seed: u64) -> Result<Outcome, String> {
+    let mut cmd = stable_driver(root);
+    cmd.args(["--target", target])
         .args(["--secs", &secs.to_string(), "--seed", &seed.to_string()])
         // One core: leave the others to the rest of the machine.
         .env("RAYON_NUM_THREADS", "1");

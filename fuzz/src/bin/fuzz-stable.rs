@@ -4,10 +4,12 @@
 //! fuzz-stable [--target cubin_reader|link_mutated] [--secs N] [--iters N]
 //!             [--seed S] [--corpus DIR]... [--artifacts DIR]
 //! fuzz-stable [--target T] --replay FILE...   run T on each FILE, panics not caught
+//! fuzz-stable --write-seeds DIR               write the synthetic container seeds
 //! ```
 //!
 //! Seeds: every `*.o` and `*.cubin` under each `--corpus` directory (recursively;
-//! default `tests/link`). Each execution picks a seed (or an earlier mutant that
+//! default `tests/link`) plus synthetic archives and fatbinaries of fixture
+//! objects (`culink_fuzz::synthetic_seeds`). Each execution picks a seed (or an earlier mutant that
 //! still parsed), applies 1–4 structure-aware mutations from a seeded PRNG
 //! (`culink_fuzz::mutate`) and runs the target under `catch_unwind`. A panic is a
 //! crash: the input is written to `<artifacts>/<target>/crash-<hash>` (default
@@ -134,6 +136,15 @@ fn main() {
             "--corpus" => corpora.push(val().into()),
             "--artifacts" => artifacts = val().into(),
             "--replay" => replay.push(val().into()),
+            "--write-seeds" => {
+                let dir = PathBuf::from(val());
+                std::fs::create_dir_all(&dir).expect("create the seed directory");
+                for (i, s) in culink_fuzz::synthetic_seeds().iter().enumerate() {
+                    std::fs::write(dir.join(format!("synthetic-{i}.bin")), s)
+                        .expect("write a seed");
+                }
+                return;
+            }
             _ => {
                 eprintln!("fuzz-stable: unknown argument {a}");
                 std::process::exit(2);
@@ -167,7 +178,8 @@ fn main() {
     for c in &corpora {
         collect(c, &mut files);
     }
-    let seeds: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+    let mut seeds: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+    seeds.extend(culink_fuzz::synthetic_seeds());
     if seeds.is_empty() {
         eprintln!("fuzz-stable: no seeds under {corpora:?}");
         std::process::exit(2);
