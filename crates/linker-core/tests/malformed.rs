@@ -683,6 +683,62 @@ fn absurd_counts_allocate_nothing_big() {
     );
 }
 
+/// A fatbinary container with one ELF entry: `flags` (compression) and the
+/// claimed uncompressed size are the caller's.
+fn fatbin(payload: &[u8], sm: u32, flags: u64, uncompressed: u64) -> Vec<u8> {
+    let padded = payload.len().div_ceil(8) * 8;
+    let mut h = [0u8; 64];
+    h[0..2].copy_from_slice(&2u16.to_le_bytes());
+    h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+    h[4..8].copy_from_slice(&64u32.to_le_bytes());
+    h[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+    h[16..20].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    h[28..32].copy_from_slice(&sm.to_le_bytes());
+    h[40..48].copy_from_slice(&flags.to_le_bytes());
+    h[56..64].copy_from_slice(&uncompressed.to_le_bytes());
+    let mut out = 0xBA55_ED50u32.to_le_bytes().to_vec();
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&((64 + padded) as u64).to_le_bytes());
+    out.extend_from_slice(&h);
+    out.extend_from_slice(payload);
+    out.resize(16 + 64 + padded, 0);
+    out
+}
+
+#[test]
+fn containers_truncated_at_every_offset() {
+    let a0 = a();
+    let b = Obj::load("call_extern", "b");
+    let fb = fatbin(&a0.0, 90, 0, 0);
+    // The whole fatbinary links like the object it holds.
+    link_at(90, vec![bytes("a.o", &fb), bytes("b.o", &b.0)]).expect("fatbinary links");
+    for cut in 0..fb.len() {
+        let e = error_of(link_at(
+            90,
+            vec![bytes("a.o", &fb[..cut]), bytes("b.o", &b.0)],
+        ));
+        assert!(e.to_string().contains("a.o"), "cut at {cut}: {e}");
+    }
+}
+
+#[test]
+fn compressed_size_bombs_allocate_nothing_big() {
+    let before = LARGEST_ALLOC.load(Ordering::Relaxed);
+    let b = Obj::load("call_extern", "b");
+    // LZ4 flag 0x2000, Zstandard 0x8000: 16 bytes claiming 4 GiB.
+    for flags in [0x2000u64, 0x8000] {
+        let fb = fatbin(&[0x55; 16], 90, flags, (1 << 32) - 8);
+        let e = error_of(link_at(90, vec![bytes("a.o", &fb), bytes("b.o", &b.0)]));
+        assert_eq!(e.kind, ErrorKind::Malformed, "{e}");
+    }
+    let after = LARGEST_ALLOC.load(Ordering::Relaxed);
+    assert!(
+        after < (64 << 20).max(before),
+        "an allocation of {after} bytes"
+    );
+}
+
 #[test]
 fn fuzz_regressions_fail_cleanly() {
     let dir = common::workspace_root().join("crates/linker-core/tests/data/fuzz-regressions");
