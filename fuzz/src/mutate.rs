@@ -167,6 +167,30 @@ pub fn mutate_once(rng: &mut Rng, d: &mut Vec<u8>, other: &[u8]) {
         return;
     }
     let len = d.len();
+    // Fatbinary containers: a field of the container or first entry header
+    // (sizes, kind, SM, compression flags, uncompressed size).
+    if d.starts_with(&0xBA55_ED50u32.to_le_bytes()) && rng.one_in(3) {
+        const FIELDS: &[(usize, usize)] = &[
+            (4, 2),
+            (6, 2),
+            (8, 8),
+            (16, 2),
+            (20, 4),
+            (24, 8),
+            (32, 4),
+            (44, 4),
+            (56, 8),
+            (72, 8),
+        ];
+        let f = FIELDS[rng.below(FIELDS.len())];
+        if f == (56, 8) && rng.one_in(2) {
+            // The compression flags: LZ4 or Zstandard.
+            wr(d, 56, 8, [0x2000, 0x8000][rng.below(2)]);
+        } else {
+            mutate_field(rng, d, 0, f);
+        }
+        return;
+    }
     match rng.below(14) {
         0 => {
             let i = rng.below(len);
