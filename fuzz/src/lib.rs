@@ -11,6 +11,8 @@
 //!   objects; whenever the link succeeds, its output must parse again with
 //!   [`Cubin::parse`] (culink never writes a cubin its own reader rejects).
 
+#![warn(missing_docs)]
+
 use linker_core::cubin::{callgraph, compat, eiattr, notes};
 use linker_core::{Cubin, InputSource, LinkOptions, SmArch};
 use std::sync::Arc;
