@@ -278,10 +278,15 @@ pub fn parse(args: Vec<String>) -> Result<Command, UsageError> {
 }
 
 /// Parses an nvlink command line (no `dump`/`diff` subcommands): culink
-/// invoked as `nvlink`.
+/// invoked as `nvlink`. As nvlink, a `-l` library that is not found is not
+/// reported (nvcc passes host libraries such as `-lrt` to the device link too).
 pub fn parse_link_only(args: Vec<String>) -> Result<Command, UsageError> {
     let args = expand_response_files(args)?;
-    parse_link(args)
+    let mut cmd = parse_link(args)?;
+    if let Command::Link(link) = &mut cmd {
+        link.options.quiet_missing_libraries = true;
+    }
+    Ok(cmd)
 }
 
 fn parse_dump(args: &[String]) -> Result<Command, UsageError> {

@@ -19,7 +19,9 @@
 //! * two `-gencode` archs (nvcc runs the linker twice with `-report-arch`; CDP
 //!   at sm_80 and sm_90) and a plain cubin input (nvcc wraps it into a host
 //!   object without host information: no pruning): each toolkit's own
-//!   `nvcc -dlink -keep`, kept cubins equivalent, register files identical.
+//!   `nvcc -dlink -keep`, kept cubins equivalent, register files identical;
+//! * CMake's device-link command (`-shared`, `-lcudadevrt -lcudart_static -lrt
+//!   -lpthread -ldl`): equivalent to nvlink's, silent, same register file.
 //!
 //! Needs the pinned NVIDIA tools (`cargo xtask nv-tools`, or `CULINK_NV_TOOLS`)
 //! and a host compiler (`gcc`/`g++`, or `CULINK_NVCC_CCBIN`); skips without
@@ -516,5 +518,65 @@ fn several_archs_and_a_wrapped_cubin_through_the_shadow_toolkit() {
     assert_equivalent(&cu, &nv, "wrapped cubin");
     // No pruning: a's never-launched kernel stays.
     assert!(symbol_names(&cu).iter().any(|n| n == "_Z8unused_aPi"));
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
+
+#[test]
+fn cmake_style_device_link_matches_nvcc_with_nvlink() {
+    let Some(k) = kit("cmake") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    for (stem, src) in [("a", A_CU), ("b", B_CU), ("main", MAIN_CU)] {
+        k.nvcc_dc(&real_nvcc, stem, src, &["-arch=sm_90"]);
+    }
+    let shadow = k.shadow();
+    // What CMake runs for CUDA_SEPARABLE_COMPILATION: host libraries and a
+    // second -lcudadevrt reach the device link (libcudart_static's members,
+    // host objects without host information, turn pruning off; libcudadevrt
+    // is loaded once; -lrt & co. are not found and not reported, as nvlink).
+    let dlink = |nvcc: &Path, keep: &str| -> Output {
+        std::fs::create_dir_all(k.dir.join(keep)).unwrap();
+        run(
+            Command::new(nvcc)
+                .current_dir(&k.dir)
+                .args([
+                    "-ccbin",
+                    &k.cc,
+                    "-arch=sm_90",
+                    "-Xcompiler=-fPIC",
+                    "-shared",
+                ])
+                .args(["-dlink", "a.o", "b.o", "main.o", "-o", &format!("{keep}.o")])
+                .args([
+                    "-lcudadevrt",
+                    "-lcudart_static",
+                    "-lrt",
+                    "-lpthread",
+                    "-ldl",
+                ])
+                .args(["-keep", "-keep-dir", keep]),
+            &format!("nvcc -dlink, CMake style ({keep})"),
+        )
+    };
+    dlink(&real_nvcc, "nv");
+    let cu = dlink(&shadow.join("bin/nvcc"), "cu");
+    assert!(
+        !text(&cu.stderr).contains("culink"),
+        "culink said something: {}",
+        text(&cu.stderr)
+    );
+    let kept = |keep: &str, ext: &str| k.dir.join(keep).join(format!("{keep}{ext}"));
+    assert_equivalent(
+        &kept("cu", ".sm_90.cubin"),
+        &kept("nv", ".sm_90.cubin"),
+        "CMake-style device link",
+    );
+    assert_eq!(
+        std::fs::read_to_string(kept("cu", ".reg.c")).unwrap(),
+        std::fs::read_to_string(kept("nv", ".reg.c")).unwrap()
+    );
+    // No pruning here (as nvlink): the never-launched kernels stay.
+    assert!(symbol_names(&kept("cu", ".sm_90.cubin"))
+        .iter()
+        .any(|n| n == "_Z8unused_aPi"));
     let _ = std::fs::remove_dir_all(&k.dir);
 }

@@ -71,6 +71,10 @@ pub struct LinkOptions {
     pub whole_archive_inputs: Vec<usize>,
     /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
     pub ptxas: Option<PathBuf>,
+    /// A library of [`LinkOptions::libraries`] that is not found is only
+    /// reported under `-v` (nvlink's behaviour; culink invoked as `nvlink` by
+    /// nvcc, which also passes host libraries such as `-lrt`). `false`: a warning.
+    pub quiet_missing_libraries: bool,
 }
 
 /// A library named with `-l`.

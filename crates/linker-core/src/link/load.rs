@@ -53,6 +53,8 @@ pub(crate) struct NamedBlob {
     pub dir: PathBuf,
     /// How archive members of this input are loaded.
     pub group: Group,
+    /// The file's canonical path (archives named twice are loaded once).
+    pub canonical: Option<PathBuf>,
     /// The register-link id of this input when it is a cubin, fatbinary or PTX
     /// file: its absolute path (the working directory joined with the path as
     /// given, not normalised) with every non-alphanumeric byte turned into `_`.
@@ -279,10 +281,15 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
         match find_library(&lib.name, &opts.library_paths) {
             Some(p) => jobs.push((InputSource::File(p), group)),
             // nvlink says nothing about a missing library; culink warns, except
-            // for cudadevrt, which nvcc always passes.
+            // for cudadevrt, which nvcc always passes, and when asked to be quiet
+            // as nvlink (nvcc also passes host libraries such as -lrt).
             None if lib.name == "cudadevrt" => diags.info(
                 "library -lcudadevrt not found (libcudadevrt.a in the -L directories and LIBRARY_PATH); not loaded".to_string(),
             ),
+            None if opts.quiet_missing_libraries => diags.info(format!(
+                "library -l{} not found (lib{}.a in the -L directories and LIBRARY_PATH); ignored",
+                lib.name, lib.name
+            )),
             None => diags.warning(Error::new(
                 ErrorKind::Io,
                 format!(
@@ -292,7 +299,8 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
             )),
         }
     }
-    jobs.into_par_iter()
+    let blobs: Vec<NamedBlob> = jobs
+        .into_par_iter()
         .map(|(input, group)| match input {
             InputSource::Bytes { name, data } => Ok(NamedBlob {
                 path_id: mangle_id(&name),
@@ -300,6 +308,7 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
                 blob: Blob::Owned(data),
                 dir: PathBuf::from("."),
                 group,
+                canonical: None,
             }),
             InputSource::File(path) => {
                 let name = path.display().to_string();
@@ -314,10 +323,33 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
                     dir,
                     group,
                     path_id: mangle_path_id(&path),
+                    canonical: std::fs::canonicalize(&path).ok(),
                 })
             }
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok(dedupe_archives(blobs, diags))
+}
+
+/// As nvlink, an archive named twice (`-lcudadevrt` from CMake and from nvcc,
+/// `libx.a libx.a`) is loaded once, where it first appears; objects named
+/// twice stay (and clash).
+fn dedupe_archives(blobs: Vec<NamedBlob>, diags: &mut Diags) -> Vec<NamedBlob> {
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut out = Vec::with_capacity(blobs.len());
+    for nb in blobs {
+        let is_archive = matches!(detect(nb.bytes()), InputKind::Archive);
+        if is_archive {
+            if let Some(p) = &nb.canonical {
+                if !seen.insert(p.clone()) {
+                    diags.info(format!("{}: archive already loaded; skipped", nb.name));
+                    continue;
+                }
+            }
+        }
+        out.push(nb);
+    }
+    out
 }
 
 /// What expanding one input gave: images and messages (in order).
