@@ -964,3 +964,74 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
 pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
     input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(
+        id: Option<&str>,
+        refs: Option<&[&str]>,
+        image: Option<usize>,
+        group: Group,
+    ) -> Module {
+        Module {
+            info: ModuleInfo {
+                reg_id: id.map(String::from),
+                kernel_refs: refs.map(|r| r.iter().map(|s| s.to_string()).collect()),
+            },
+            image,
+            group,
+        }
+    }
+
+    fn image(group: Group) -> Image<'static> {
+        Image {
+            name: String::new(),
+            bytes: ImageBytes::Owned(Vec::new()),
+            group,
+        }
+    }
+
+    const DEVRT: Group = Group::DevRt { lazy: false };
+
+    #[test]
+    fn register_ids_and_pruning_rule() {
+        let images = [image(Group::Always), image(Group::Always), image(DEVRT)];
+        let a = module(Some("_a"), Some(&["_Z1k*"]), Some(0), Group::Always);
+        let noarch = module(Some("_na"), Some(&[]), None, Group::Always);
+        let b = module(Some("_b"), Some(&[]), Some(1), Group::Always);
+        let devrt = module(Some("_rt"), Some(&["__nv_static_*x*"]), Some(2), DEVRT);
+        let plain = module(None, None, None, Group::Always);
+        let all = [a.clone(), noarch.clone(), b.clone(), devrt.clone()];
+        // Everything loaded, every module with host information.
+        let (ids, prune) = loaded_modules(&all, &images, &[true, true, true]);
+        assert_eq!(ids, ["_a", "_na", "_b", "_rt"]);
+        assert_eq!(prune, Some(vec!["_Z1k*".into(), "__nv_static_*x*".into()]));
+        // libcudadevrt not loaded: not registered.
+        let (ids, _) = loaded_modules(&all, &images, &[true, true, false]);
+        assert_eq!(ids, ["_a", "_na", "_b"]);
+        // Only libcudadevrt's lists name kernels: no pruning.
+        let (_, prune) = loaded_modules(&[b.clone(), devrt], &images, &[true, true, true]);
+        assert_eq!(prune, None);
+        // A plain host object: not registered, pruning off.
+        let (ids, prune) = loaded_modules(&[a.clone(), plain], &images, &[true, true, true]);
+        assert_eq!((ids, prune), (vec!["_a".to_string()], None));
+        // A cubin (registered by path, no host information): pruning off.
+        let cubin = module(Some("_tmp_a_cubin"), None, Some(1), Group::Always);
+        let (ids, prune) = loaded_modules(&[a, cubin], &images, &[true, true, true]);
+        assert_eq!((ids.len(), prune), (2, None));
+    }
+
+    #[test]
+    fn path_ids() {
+        assert_eq!(mangle_id("/tmp/dl/./a.cubin"), "_tmp_dl___a_cubin");
+        assert_eq!(mangle_id("/x/é.o"), "_x____o"); // é is two bytes
+        assert_eq!(
+            mangle_path_id(Path::new("/tmp/dl/sub/../a.fatbin")),
+            "_tmp_dl_sub____a_fatbin"
+        );
+        let rel = mangle_path_id(Path::new("a.o"));
+        assert!(rel.starts_with('_') && rel.ends_with("_a_o"), "{rel}");
+    }
+}
