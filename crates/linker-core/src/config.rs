@@ -124,7 +124,10 @@ pub struct LinkOutput {
     /// Warnings and information produced on the way.
     pub diagnostics: Vec<Diagnostic>,
     /// The register-link ids of the loaded modules, in load order (see
-    /// [`register_link_source`]).
+    /// [`register_link_source`]): a host object's `__nv_module_id`; for a
+    /// cubin, fatbinary or PTX file its absolute path (working directory joined
+    /// with the path as given), for an in-memory input its name, every byte
+    /// that is not an ASCII letter or digit turned into `_`.
     pub registered_modules: Vec<String>,
 }
 
