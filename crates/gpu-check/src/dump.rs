@@ -1,0 +1,430 @@
+//! What one run of one cubin left in device memory, and comparing two such runs.
+//!
+//! A [`Dump`] holds named regions — `buffer NAME` (after all launches),
+//! `global NAME` (after) and `before global NAME` (right after the module load) —
+//! with their device address and bytes (or why they could not be read), and the
+//! launch errors. Runs happen in separate processes and the two modules sit at
+//! different addresses, so before comparing, every 8-byte aligned word whose value
+//! points into a region of the same dump (`addr <= v <= addr + len`) is compared
+//! as `(region, offset)` instead of as bytes: an initialized pointer to
+//! `global b + 8` matches in both cubins wherever `b` was placed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One named region of device memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// `buffer NAME`, `global NAME` or `before global NAME`.
+    pub name: String,
+    /// Device address.
+    pub addr: u64,
+    /// Contents, or why they could not be read.
+    pub data: Result<Vec<u8>, String>,
+}
+
+/// Everything one run produced, except printf output (the child's stdout).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Dump {
+    /// Regions, in the order read.
+    pub regions: Vec<Region>,
+    /// Launches that completed.
+    pub launches_ok: usize,
+    /// The first failure (a launch or a read), if any.
+    pub error: Option<String>,
+}
+
+const MAGIC: &[u8; 8] = b"GCDUMP1\n";
+
+fn put_str(v: &mut Vec<u8>, s: &str) {
+    v.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    v.extend_from_slice(s.as_bytes());
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err("dump truncated".into());
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| "dump truncated")?))
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>, String> {
+        let n = usize::try_from(self.u64()?).map_err(|_| "dump corrupt")?;
+        Ok(self.take(n)?.to_vec())
+    }
+    fn string(&mut self) -> Result<String, String> {
+        String::from_utf8(self.bytes()?).map_err(|_| "dump has a non-UTF-8 string".into())
+    }
+}
+
+impl Dump {
+    /// Serializes (little-endian, length-prefixed; read back by [`Dump::decode`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&(self.launches_ok as u64).to_le_bytes());
+        match &self.error {
+            Some(e) => {
+                v.push(1);
+                put_str(&mut v, e);
+            }
+            None => v.push(0),
+        }
+        v.extend_from_slice(&(self.regions.len() as u64).to_le_bytes());
+        for r in &self.regions {
+            put_str(&mut v, &r.name);
+            v.extend_from_slice(&r.addr.to_le_bytes());
+            match &r.data {
+                Ok(d) => {
+                    v.push(1);
+                    v.extend_from_slice(&(d.len() as u64).to_le_bytes());
+                    v.extend_from_slice(d);
+                }
+                Err(e) => {
+                    v.push(0);
+                    put_str(&mut v, e);
+                }
+            }
+        }
+        v
+    }
+
+    /// Parses what [`Dump::encode`] wrote.
+    pub fn decode(b: &[u8]) -> Result<Dump, String> {
+        let mut r = Reader(b);
+        if r.take(8)? != MAGIC {
+            return Err("not a gpu-check dump".into());
+        }
+        let launches_ok = r.u64()? as usize;
+        let error = match r.take(1)?[0] {
+            0 => None,
+            _ => Some(r.string()?),
+        };
+        let n = r.u64()?;
+        let mut regions = Vec::new();
+        for _ in 0..n {
+            let name = r.string()?;
+            let addr = r.u64()?;
+            let data = match r.take(1)?[0] {
+                0 => Err(r.string()?),
+                _ => Ok(r.bytes()?),
+            };
+            regions.push(Region { name, addr, data });
+        }
+        if !r.0.is_empty() {
+            return Err("trailing bytes after dump".into());
+        }
+        Ok(Dump {
+            regions,
+            launches_ok,
+            error,
+        })
+    }
+
+    /// Total bytes of readable regions.
+    pub fn bytes(&self) -> usize {
+        self.regions
+            .iter()
+            .filter_map(|r| r.data.as_ref().ok())
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// The address map used to name pointers: (addr, len, label), sorted by
+    /// address; `before global X` is the same memory as `global X` and is left out.
+    fn targets(&self) -> Vec<(u64, u64, &str)> {
+        let mut t: Vec<(u64, u64, &str)> = self
+            .regions
+            .iter()
+            .filter(|r| !r.name.starts_with("before "))
+            .filter_map(|r| {
+                r.data
+                    .as_ref()
+                    .ok()
+                    .map(|d| (r.addr, d.len() as u64, r.name.as_str()))
+            })
+            .filter(|&(a, l, _)| a != 0 && l != 0)
+            .collect();
+        t.sort();
+        t
+    }
+}
+
+/// `v` as `(label, offset)` when it points into (or one past the end of) a region.
+fn name_pointer<'a>(targets: &[(u64, u64, &'a str)], v: u64) -> Option<(&'a str, u64)> {
+    // Prefer a region that strictly contains v (an end pointer of one region can
+    // be the start of the next).
+    let inside = targets
+        .iter()
+        .find(|&&(a, l, _)| v >= a && v - a < l)
+        .or_else(|| targets.iter().find(|&&(a, l, _)| v >= a && v - a == l));
+    inside.map(|&(a, _, n)| (n, v - a))
+}
+
+fn word(d: &[u8], off: usize) -> Option<u64> {
+    d.get(off..off + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+/// Compares one region's bytes; `Some(description)` of the first difference.
+fn compare_region(
+    name: &str,
+    (da, addr_a, ta): (&[u8], u64, &[(u64, u64, &str)]),
+    (db, addr_b, tb): (&[u8], u64, &[(u64, u64, &str)]),
+    labels: (&str, &str),
+) -> Option<String> {
+    if da.len() != db.len() {
+        return Some(format!(
+            "{name}: size {} in {}'s cubin, {} in {}'s",
+            da.len(),
+            labels.0,
+            db.len(),
+            labels.1
+        ));
+    }
+    let mut off = 0;
+    while off < da.len() {
+        // An 8-byte word aligned on the device in both runs: compare as pointers
+        // when both values point into their dump's regions.
+        let aligned = (addr_a + off as u64) % 8 == 0 && (addr_b + off as u64) % 8 == 0;
+        if aligned {
+            if let (Some(wa), Some(wb)) = (word(da, off), word(db, off)) {
+                let pa = name_pointer(ta, wa);
+                let pb = name_pointer(tb, wb);
+                if let (Some(pa), Some(pb)) = (pa, pb) {
+                    if pa != pb {
+                        return Some(format!(
+                            "{name}: first difference at byte {off} (0x{off:x}): pointer to `{}`+{} ({}) vs `{}`+{} ({})",
+                            pa.0, pa.1, labels.0, pb.0, pb.1, labels.1
+                        ));
+                    }
+                    off += 8;
+                    continue;
+                }
+                if wa == wb {
+                    off += 8;
+                    continue;
+                }
+            }
+        }
+        if da[off] != db[off] {
+            return Some(format!(
+                "{name}: first difference at byte {off} (0x{off:x}): 0x{:02x} ({}) vs 0x{:02x} ({})",
+                da[off], labels.0, db[off], labels.1
+            ));
+        }
+        off += 1;
+    }
+    None
+}
+
+/// Compares two runs; every difference, in region order. `labels` name the two
+/// sides in messages, e.g. `("culink", "nvlink")`.
+pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str)) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.launches_ok != b.launches_ok || a.error != b.error {
+        let show = |d: &Dump| match &d.error {
+            Some(e) => format!("{} launch(es) ok, then: {e}", d.launches_ok),
+            None => format!("{} launch(es) ok", d.launches_ok),
+        };
+        out.push(format!(
+            "runs differ: {}: {}; {}: {}",
+            labels.0,
+            show(a),
+            labels.1,
+            show(b)
+        ));
+    }
+    let (ta, tb) = (a.targets(), b.targets());
+    let mut names: BTreeMap<&str, (Option<&Region>, Option<&Region>)> = BTreeMap::new();
+    for r in &a.regions {
+        names.entry(&r.name).or_default().0 = Some(r);
+    }
+    for r in &b.regions {
+        names.entry(&r.name).or_default().1 = Some(r);
+    }
+    // Report in a's order, then b-only names.
+    let mut order: Vec<&str> = a.regions.iter().map(|r| r.name.as_str()).collect();
+    order.extend(
+        b.regions
+            .iter()
+            .map(|r| r.name.as_str())
+            .filter(|n| names.get(n).is_some_and(|p| p.0.is_none())),
+    );
+    for name in order {
+        let Some(&(ra, rb)) = names.get(name) else {
+            continue;
+        };
+        match (ra, rb) {
+            (Some(ra), Some(rb)) => match (&ra.data, &rb.data) {
+                (Ok(da), Ok(db)) => {
+                    if let Some(d) = compare_region(
+                        name,
+                        (da, ra.addr, &ta),
+                        (db, rb.addr, &tb),
+                        labels,
+                    ) {
+                        out.push(d);
+                    }
+                }
+                (Err(ea), Err(eb)) if ea == eb => {}
+                (x, y) => {
+                    let s = |r: &Result<Vec<u8>, String>| match r {
+                        Ok(d) => format!("{} bytes", d.len()),
+                        Err(e) => format!("unreadable ({e})"),
+                    };
+                    out.push(format!(
+                        "{name}: {} in {}'s cubin, {} in {}'s",
+                        s(x),
+                        labels.0,
+                        s(y),
+                        labels.1
+                    ));
+                }
+            },
+            (Some(_), None) => out.push(format!("{name}: only in {}'s cubin", labels.0)),
+            (None, Some(_)) => out.push(format!("{name}: only in {}'s cubin", labels.1)),
+            (None, None) => {}
+        }
+        names.remove(name);
+    }
+    out
+}
+
+/// Compares printf output; `sorted` compares sorted lines.
+pub fn compare_printf(a: &str, b: &str, sorted: bool, labels: (&str, &str)) -> Option<String> {
+    let norm = |s: &str| -> Vec<String> {
+        let mut v: Vec<String> = s.lines().map(String::from).collect();
+        if sorted {
+            v.sort();
+        }
+        v
+    };
+    let (la, lb) = (norm(a), norm(b));
+    if la == lb && (sorted || a == b) {
+        return None;
+    }
+    let i = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
+    let mut s = format!(
+        "printf output differs ({} lines from {}, {} from {}){}: first at line {}",
+        la.len(),
+        labels.0,
+        lb.len(),
+        labels.1,
+        if sorted { " (sorted)" } else { "" },
+        i + 1
+    );
+    let _ = write!(
+        s,
+        ": {:?} vs {:?}",
+        la.get(i).map_or("<end>", |x| x.as_str()),
+        lb.get(i).map_or("<end>", |x| x.as_str())
+    );
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(name: &str, addr: u64, data: Vec<u8>) -> Region {
+        Region {
+            name: name.into(),
+            addr,
+            data: Ok(data),
+        }
+    }
+
+    fn ptr_dump(base: u64, target_off: u64) -> Dump {
+        // `global p` holds a pointer to `global b` + target_off.
+        let mut p = (base + 0x100 + target_off).to_le_bytes().to_vec();
+        p.extend_from_slice(&[1, 2, 3, 4]);
+        Dump {
+            regions: vec![
+                region("global p", base, p),
+                region("global b", base + 0x100, vec![9; 16]),
+                region("buffer out", 0x7000_0000 + base, vec![5; 4]),
+            ],
+            launches_ok: 1,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let mut d = ptr_dump(0x1000, 8);
+        d.regions.push(Region {
+            name: "global q".into(),
+            addr: 0,
+            data: Err("CUDA_ERROR_NOT_FOUND".into()),
+        });
+        d.error = Some("launch 2 failed".into());
+        assert_eq!(Dump::decode(&d.encode()).unwrap(), d);
+        let e = d.encode();
+        assert!(Dump::decode(&e[..e.len() - 1]).is_err());
+        assert!(Dump::decode(b"nope").is_err());
+        assert_eq!(d.bytes(), 12 + 16 + 4);
+    }
+
+    #[test]
+    fn pointers_compare_by_target() {
+        let a = ptr_dump(0x1000, 8);
+        let b = ptr_dump(0x9000, 8);
+        assert_eq!(compare(&a, &b, ("culink", "nvlink")), Vec::<String>::new());
+        // End pointer (one past the end) also names its region.
+        let a = ptr_dump(0x1000, 16);
+        let b = ptr_dump(0x9000, 16);
+        assert!(compare(&a, &b, ("culink", "nvlink")).is_empty());
+        let c = ptr_dump(0x9000, 4);
+        let d = compare(&a, &c, ("culink", "nvlink"));
+        assert_eq!(
+            d,
+            vec!["global p: first difference at byte 0 (0x0): pointer to `global b`+16 (culink) vs `global b`+4 (nvlink)"]
+        );
+    }
+
+    #[test]
+    fn bytes_and_shapes() {
+        let a = ptr_dump(0x1000, 8);
+        let mut b = ptr_dump(0x1000, 8);
+        if let Ok(d) = &mut b.regions[2].data {
+            d[3] = 6;
+        }
+        b.regions.push(region("global extra", 0x5000, vec![0]));
+        b.regions[1].data = Err("CUDA_ERROR_NOT_FOUND".into());
+        b.launches_ok = 0;
+        b.error = Some("cuLaunchKernel failed".into());
+        let d = compare(&a, &b, ("culink", "nvlink"));
+        assert_eq!(d.len(), 4, "{d:#?}");
+        assert!(d[0].starts_with("runs differ: culink: 1 launch(es) ok; nvlink: 0 launch(es) ok, then: cuLaunchKernel failed"));
+        // `global p` holds the same raw word in both (same base): equal.
+        assert_eq!(d[1], "global b: 16 bytes in culink's cubin, unreadable (CUDA_ERROR_NOT_FOUND) in nvlink's");
+        assert_eq!(d[2], "buffer out: first difference at byte 3 (0x3): 0x05 (culink) vs 0x06 (nvlink)");
+        assert_eq!(d[3], "global extra: only in nvlink's cubin");
+        let mut c = ptr_dump(0x1000, 8);
+        c.regions[2].data = Ok(vec![5; 3]);
+        assert_eq!(
+            compare(&a, &c, ("x", "y")),
+            vec!["buffer out: size 4 in x's cubin, 3 in y's"]
+        );
+    }
+
+    #[test]
+    fn printf() {
+        let l = ("culink", "nvlink");
+        assert_eq!(compare_printf("a\nb\n", "a\nb\n", false, l), None);
+        assert_eq!(compare_printf("b\na\n", "a\nb\n", true, l), None);
+        let d = compare_printf("b\na\n", "a\nb\n", false, l).unwrap();
+        assert_eq!(d, "printf output differs (2 lines from culink, 2 from nvlink): first at line 1: \"b\" vs \"a\"");
+        let d = compare_printf("a\n", "a\nb\n", false, l).unwrap();
+        assert!(d.ends_with("first at line 2: \"<end>\" vs \"b\""), "{d}");
+        assert!(compare_printf("a", "a\n", false, l).is_some());
+    }
+}
