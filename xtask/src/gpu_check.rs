@@ -81,21 +81,19 @@ fn build_bench(n: usize, dir: &Path, tools: &Path) -> Result<Vec<String>, String
                     return;
                 }
                 let ptx = format!("o{i:05}.ptx");
-                let r = std::fs::write(
-                    dir.join(&ptx),
-                    crate::bench_gen::synthetic_object(i, n, SM),
-                )
-                .map_err(|e| io_err("write", &dir.join(&ptx), e))
-                .and_then(|()| {
-                    let mut c = Command::new(tools.join("ptxas"));
-                    c.current_dir(dir)
-                        .arg(format!("-arch=sm_{SM}"))
-                        .arg("-c")
-                        .arg(&ptx)
-                        .arg("-o")
-                        .arg(&names[i]);
-                    run_ok(&mut c).map(|_| ())
-                });
+                let r =
+                    std::fs::write(dir.join(&ptx), crate::bench_gen::synthetic_object(i, n, SM))
+                        .map_err(|e| io_err("write", &dir.join(&ptx), e))
+                        .and_then(|()| {
+                            let mut c = Command::new(tools.join("ptxas"));
+                            c.current_dir(dir)
+                                .arg(format!("-arch=sm_{SM}"))
+                                .arg("-c")
+                                .arg(&ptx)
+                                .arg("-o")
+                                .arg(&names[i]);
+                            run_ok(&mut c).map(|_| ())
+                        });
                 if let Err(e) = r {
                     if let Ok(mut f) = failure.lock() {
                         f.get_or_insert(e);
@@ -112,7 +110,13 @@ fn build_bench(n: usize, dir: &Path, tools: &Path) -> Result<Vec<String>, String
 }
 
 /// Runs `linker -arch=sm_90 <options> <inputs> -o out` in `dir`.
-fn link(linker: &Path, dir: &Path, options: &[String], inputs: &[String], out: &Path) -> Result<(), String> {
+fn link(
+    linker: &Path,
+    dir: &Path,
+    options: &[String],
+    inputs: &[String],
+    out: &Path,
+) -> Result<(), String> {
     let mut c = Command::new(linker);
     c.current_dir(dir)
         .arg(format!("-arch=sm_{SM}"))
@@ -139,8 +143,8 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
 }
 
-/// Checks a launch file against the cubin it will run on: it parses, and every
-/// kernel it launches exists in `cubin`.
+/// Checks a launch file against the cubin it will run on: it parses, every
+/// kernel it launches exists in `cubin`, and so does every global it names.
 pub fn validate(name: &str, launch: &str, cubin: &[u8]) -> Result<LaunchFile, String> {
     let lf = LaunchFile::parse(launch, &format!("{name}/launch.txt"))?;
     let kernels = gpu_check::cubin::kernels(cubin)?;
@@ -151,6 +155,24 @@ pub fn validate(name: &str, launch: &str, cubin: &[u8]) -> Result<LaunchFile, St
                 l.line,
                 l.kernel,
                 kernels.join(" ")
+            ));
+        }
+    }
+    let globals = gpu_check::cubin::globals(cubin)?;
+    let named = lf.skip_globals.iter().chain(&lf.code_pointers).chain(
+        lf.launches
+            .iter()
+            .flat_map(|l| &l.args)
+            .filter_map(|a| match a {
+                gpu_check::args::Arg::Global(g, _) => Some(g),
+                _ => None,
+            }),
+    );
+    for g in named {
+        if !globals.contains(g) {
+            return Err(format!(
+                "{name}/launch.txt: no global `{g}` in the sm_{SM} cubin (globals: {})",
+                globals.join(" ")
             ));
         }
     }
@@ -169,7 +191,13 @@ fn bundle_case(name: &str, culink: &Path, out: &Path) -> Result<(), String> {
         };
         let work = TempDir::new(&format!("gpu-{name}"))?;
         let inputs = build_bench(n, work.path(), &tools)?;
-        link(&tools.join("nvlink"), work.path(), &[], &inputs, &out.join("nvlink.cubin"))?;
+        link(
+            &tools.join("nvlink"),
+            work.path(),
+            &[],
+            &inputs,
+            &out.join("nvlink.cubin"),
+        )?;
         link(culink, work.path(), &[], &inputs, &out.join("culink.cubin"))?;
         let text = bench_launch_file(n);
         let nv = std::fs::read(out.join("nvlink.cubin")).map_err(|e| io_err("read", out, e))?;
@@ -195,7 +223,13 @@ fn bundle_case(name: &str, culink: &Path, out: &Path) -> Result<(), String> {
         .iter()
         .map(|(s, pin)| object_name(s, pin.unwrap_or(SM)))
         .collect();
-    link(culink, &case_dir, &case.options, &inputs, &out.join("culink.cubin"))?;
+    link(
+        culink,
+        &case_dir,
+        &case.options,
+        &inputs,
+        &out.join("culink.cubin"),
+    )?;
     copy(&reference, &out.join("nvlink.cubin"))?;
     copy(&launch_src, &out.join("launch.txt"))
 }
@@ -203,14 +237,8 @@ fn bundle_case(name: &str, culink: &Path, out: &Path) -> Result<(), String> {
 fn cargo_build_release(root: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(root).args([
-        "build",
-        "--release",
-        "-p",
-        "gpu-check",
-        "-p",
-        "linker-cli",
-    ]);
+    cmd.current_dir(root)
+        .args(["build", "--release", "-p", "gpu-check", "-p", "linker-cli"]);
     println!("gpu-check: {}", show(&cmd));
     let st = cmd
         .status()
@@ -241,7 +269,11 @@ pub fn build_bundle(names: &[String]) -> Result<PathBuf, String> {
             return Err(format!("no GPU case `{n}` (cases: {})", all.join(" ")));
         }
     }
-    let cases: Vec<String> = if names.is_empty() { all } else { names.to_vec() };
+    let cases: Vec<String> = if names.is_empty() {
+        all
+    } else {
+        names.to_vec()
+    };
     cargo_build_release(&root)?;
     let rel = root.join("target/release");
     let culink = rel.join("culink");
@@ -264,7 +296,10 @@ pub fn build_bundle(names: &[String]) -> Result<PathBuf, String> {
         return Err(errors.join("\n"));
     }
     copy(&rel.join("gpu-check"), &bundle.join("gpu-check"))?;
-    copy(&root.join("scripts/gpu-bundle-run.sh"), &bundle.join("run.sh"))?;
+    copy(
+        &root.join("scripts/gpu-bundle-run.sh"),
+        &bundle.join("run.sh"),
+    )?;
     let manifest = format!(
         "commit: {}\nbuilt: {}\narch: sm_{SM}\ncases: {}\n",
         git_head(&root),
@@ -377,8 +412,17 @@ mod tests {
 
     #[test]
     fn validate_names_missing_kernels() {
-        let nv = std::fs::read(fixtures::link_dir().join("call_extern/nvlink.sm_90.cubin")).unwrap();
+        let nv =
+            std::fs::read(fixtures::link_dir().join("call_extern/nvlink.sm_90.cubin")).unwrap();
         let e = validate("x", "launch nope", &nv).unwrap_err();
-        assert!(e.starts_with("x/launch.txt:1: no kernel `nope` in the sm_90 cubin"), "{e}");
+        assert!(
+            e.starts_with("x/launch.txt:1: no kernel `nope` in the sm_90 cubin"),
+            "{e}"
+        );
+        let e = validate("x", "launch kern_a\ncode-pointers nope", &nv).unwrap_err();
+        assert!(
+            e.starts_with("x/launch.txt: no global `nope` in the sm_90 cubin"),
+            "{e}"
+        );
     }
 }

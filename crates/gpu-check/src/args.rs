@@ -108,7 +108,9 @@ impl Arg {
         }
         let (n, off) = split_offset(tok).map_err(wrap)?;
         if !crate::launch::is_ident(n) {
-            return Err(wrap("not a buffer name, `global:NAME`, `null` or `TYPE:VALUE`".into()));
+            return Err(wrap(
+                "not a buffer name, `global:NAME`, `null` or `TYPE:VALUE`".into(),
+            ));
         }
         Ok(Arg::Buffer(n.to_string(), off))
     }
@@ -185,26 +187,36 @@ mod tests {
         assert_eq!(Arg::parse("u8:255").unwrap(), Arg::Scalar(vec![255]));
         assert_eq!(Arg::parse("i8:-1").unwrap(), Arg::Scalar(vec![0xff]));
         assert_eq!(Arg::parse("i16:-2").unwrap(), Arg::Scalar(vec![0xfe, 0xff]));
-        assert_eq!(Arg::parse("u32:0x10").unwrap(), Arg::Scalar(vec![16, 0, 0, 0]));
         assert_eq!(
-            Arg::parse("i64:-1").unwrap(),
-            Arg::Scalar(vec![0xff; 8])
+            Arg::parse("u32:0x10").unwrap(),
+            Arg::Scalar(vec![16, 0, 0, 0])
         );
+        assert_eq!(Arg::parse("i64:-1").unwrap(), Arg::Scalar(vec![0xff; 8]));
         assert_eq!(
             Arg::parse("f64:2.5").unwrap(),
             Arg::Scalar(2.5f64.to_le_bytes().to_vec())
         );
-        assert!(Arg::parse("u8:256").unwrap_err().contains("does not fit u8"));
+        assert!(Arg::parse("u8:256")
+            .unwrap_err()
+            .contains("does not fit u8"));
         assert!(Arg::parse("u32:-1").is_err());
         assert!(Arg::parse("f32:x").is_err());
-        assert!(Arg::parse("q32:1").unwrap_err().contains("unknown scalar type"));
+        assert!(Arg::parse("q32:1")
+            .unwrap_err()
+            .contains("unknown scalar type"));
     }
 
     #[test]
     fn pointers() {
         assert_eq!(Arg::parse("out").unwrap(), Arg::Buffer("out".into(), 0));
-        assert_eq!(Arg::parse("out+0x20").unwrap(), Arg::Buffer("out".into(), 32));
-        assert_eq!(Arg::parse("global:g+4").unwrap(), Arg::Global("g".into(), 4));
+        assert_eq!(
+            Arg::parse("out+0x20").unwrap(),
+            Arg::Buffer("out".into(), 32)
+        );
+        assert_eq!(
+            Arg::parse("global:g+4").unwrap(),
+            Arg::Global("g".into(), 4)
+        );
         assert_eq!(Arg::parse("null").unwrap(), Arg::Scalar(vec![0; 8]));
         assert!(Arg::parse("global:").is_err());
         assert!(Arg::parse("a-b").is_err());

@@ -196,7 +196,7 @@ pub fn run_case(exe: &Path, dir: &Path, scratch: &Path) -> CaseResult {
         }
     };
     let labels = ("culink", "nvlink");
-    let mut diffs = compare(cu_dump, nv_dump, labels);
+    let mut diffs = compare(cu_dump, nv_dump, labels, &lf.code_pointers);
     if let Some(d) = compare_printf(
         &cu.stdout,
         &nv.stdout,
@@ -219,7 +219,11 @@ pub fn utc_now() -> String {
     let days = (secs / 86400) as i64;
     let (y, m, d) = civil_from_days(days);
     let rem = secs % 86400;
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem / 60 % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
@@ -253,7 +257,13 @@ fn md_cell(s: &str) -> String {
 pub fn render(bundle: &Path, header: &[(&str, String)], results: &[CaseResult]) -> String {
     let mut s = String::from("# culink GPU validation results\n\n");
     s.push_str("| ");
-    s.push_str(&header.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" | "));
+    s.push_str(
+        &header
+            .iter()
+            .map(|(k, _)| *k)
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
     s.push_str(" |\n|");
     s.push_str(&"---|".repeat(header.len()));
     s.push_str("\n| ");
@@ -265,7 +275,10 @@ pub fn render(bundle: &Path, header: &[(&str, String)], results: &[CaseResult]) 
             .join(" | "),
     );
     s.push_str(" |\n\n");
-    let pass = results.iter().filter(|r| r.verdict == Verdict::Pass).count();
+    let pass = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .count();
     let _ = writeln!(
         s,
         "**{pass} of {} cases pass** (bundle `{}`).\n",
@@ -307,11 +320,17 @@ pub fn case_dirs(bundle: &Path, names: &[String]) -> Result<Vec<PathBuf>, String
     v.sort();
     if !names.is_empty() {
         for n in names {
-            if !v.iter().any(|p| p.file_name().is_some_and(|f| f == n.as_str())) {
+            if !v
+                .iter()
+                .any(|p| p.file_name().is_some_and(|f| f == n.as_str()))
+            {
                 return Err(format!("no case `{n}` in {}", cases.display()));
             }
         }
-        v.retain(|p| p.file_name().is_some_and(|f| names.iter().any(|n| f == n.as_str())));
+        v.retain(|p| {
+            p.file_name()
+                .is_some_and(|f| names.iter().any(|n| f == n.as_str()))
+        });
     }
     if v.is_empty() {
         return Err(format!("no cases in {}", cases.display()));
@@ -356,7 +375,10 @@ pub fn main(args: &[String]) -> i32 {
     };
     let mut header = vec![
         ("date", utc_now()),
-        ("culink commit", manifest(&bundle, "commit").unwrap_or_else(|| "?".into())),
+        (
+            "culink commit",
+            manifest(&bundle, "commit").unwrap_or_else(|| "?".into()),
+        ),
     ];
     let write_out = |text: &str| {
         if let Some(o) = &out {
@@ -431,7 +453,10 @@ pub fn main(args: &[String]) -> i32 {
         results.push(r);
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let pass = results.iter().filter(|r| r.verdict == Verdict::Pass).count();
+    let pass = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .count();
     println!("gpu-check: {pass} of {} cases pass", results.len());
     write_out(&render(&bundle, &header, &results));
     if pass == results.len() {
@@ -473,7 +498,11 @@ mod tests {
                 secs: 0.25,
             },
         ];
-        let s = render(Path::new("B"), &[("date", "D".into()), ("GPU", "G".into())], &rows);
+        let s = render(
+            Path::new("B"),
+            &[("date", "D".into()), ("GPU", "G".into())],
+            &rows,
+        );
         assert!(s.contains("| date | GPU |\n|---|---|\n| D | G |\n"), "{s}");
         assert!(s.contains("**1 of 2 cases pass**"));
         assert!(s.contains("| a | PASS | 2 | 64 | 3 | 0.50 |  |\n"));

@@ -254,7 +254,10 @@ impl Driver {
             let mut dev = 0;
             self.check("cuDeviceGet", (self.device_get)(&mut dev, 0))?;
             let mut ctx: Handle = std::ptr::null_mut();
-            self.check("cuDevicePrimaryCtxRetain", (self.primary_ctx_retain)(&mut ctx, dev))?;
+            self.check(
+                "cuDevicePrimaryCtxRetain",
+                (self.primary_ctx_retain)(&mut ctx, dev),
+            )?;
             self.check("cuCtxSetCurrent", (self.ctx_set_current)(ctx))
         }
     }

@@ -8,8 +8,17 @@
 //! points into a region of the same dump (`addr <= v <= addr + len`) is compared
 //! as `(region, offset)` instead of as bytes: an initialized pointer to
 //! `global b + 8` matches in both cubins wherever `b` was placed.
+//!
+//! Code addresses (function-pointer tables, vtables) cannot be named that way: the
+//! driver API does not tell where a module's functions are, and culink may lay
+//! out `.text` differently from nvlink. Globals declared `code-pointers` in the
+//! launch file are compared word by word under a *consistent pairing*: the first
+//! time culink's word `x` meets nvlink's word `y` they are paired, and every other
+//! occurrence of `x` (in any code-pointer global) must meet `y` and vice versa —
+//! so a swapped, duplicated or missing table entry is still caught, while the
+//! placement of the functions is not compared.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 /// One named region of device memory.
@@ -54,7 +63,9 @@ impl<'a> Reader<'a> {
     }
     fn u64(&mut self) -> Result<u64, String> {
         let b = self.take(8)?;
-        Ok(u64::from_le_bytes(b.try_into().map_err(|_| "dump truncated")?))
+        Ok(u64::from_le_bytes(
+            b.try_into().map_err(|_| "dump truncated")?,
+        ))
     }
     fn bytes(&mut self) -> Result<Vec<u8>, String> {
         let n = usize::try_from(self.u64()?).map_err(|_| "dump corrupt")?;
@@ -173,13 +184,48 @@ fn word(d: &[u8], off: usize) -> Option<u64> {
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
 }
 
+/// The pairing of code addresses between the two runs (see the module docs).
+#[derive(Default)]
+struct CodePairs {
+    fwd: HashMap<u64, (u64, String)>,
+    back: HashMap<u64, (u64, String)>,
+}
+
+impl CodePairs {
+    /// Pairs `a` with `b` at `place`; the conflict, if any.
+    fn pair(&mut self, a: u64, b: u64, place: &str, labels: (&str, &str)) -> Option<String> {
+        if let Some((b0, p0)) = self.fwd.get(&a) {
+            if *b0 != b {
+                return Some(format!(
+                    "{place}: code pointer 0x{a:x} ({}) is 0x{b:x} ({}) here but 0x{b0:x} at {p0}",
+                    labels.0, labels.1
+                ));
+            }
+        }
+        if let Some((a0, p0)) = self.back.get(&b) {
+            if *a0 != a {
+                return Some(format!(
+                    "{place}: code pointer 0x{b:x} ({}) is 0x{a:x} ({}) here but 0x{a0:x} at {p0}",
+                    labels.1, labels.0
+                ));
+            }
+        }
+        self.fwd.insert(a, (b, place.to_string()));
+        self.back.insert(b, (a, place.to_string()));
+        None
+    }
+}
+
 /// Compares one region's bytes; `Some(description)` of the first difference.
+/// `code`: the region holds code pointers, paired through `pairs`.
 fn compare_region(
     name: &str,
     (da, addr_a, ta): (&[u8], u64, &[(u64, u64, &str)]),
     (db, addr_b, tb): (&[u8], u64, &[(u64, u64, &str)]),
     labels: (&str, &str),
+    code: Option<&mut CodePairs>,
 ) -> Option<String> {
+    let mut code = code;
     if da.len() != db.len() {
         return Some(format!(
             "{name}: size {} in {}'s cubin, {} in {}'s",
@@ -208,6 +254,16 @@ fn compare_region(
                     off += 8;
                     continue;
                 }
+                if let Some(pairs) = code.as_deref_mut() {
+                    if pa.is_none() && pb.is_none() {
+                        let place = format!("{name} byte {off}");
+                        if let Some(c) = pairs.pair(wa, wb, &place, labels) {
+                            return Some(c);
+                        }
+                        off += 8;
+                        continue;
+                    }
+                }
                 if wa == wb {
                     off += 8;
                     continue;
@@ -226,9 +282,16 @@ fn compare_region(
 }
 
 /// Compares two runs; every difference, in region order. `labels` name the two
-/// sides in messages, e.g. `("culink", "nvlink")`.
-pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str)) -> Vec<String> {
+/// sides in messages, e.g. `("culink", "nvlink")`; `code_globals` are the globals
+/// holding code pointers (compared by consistent pairing).
+pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str), code_globals: &[String]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut pairs = CodePairs::default();
+    let is_code = |name: &str| {
+        let g = name.strip_prefix("before ").unwrap_or(name);
+        g.strip_prefix("global ")
+            .is_some_and(|g| code_globals.iter().any(|c| c == g))
+    };
     if a.launches_ok != b.launches_ok || a.error != b.error {
         let show = |d: &Dump| match &d.error {
             Some(e) => format!("{} launch(es) ok, then: {e}", d.launches_ok),
@@ -265,12 +328,14 @@ pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str)) -> Vec<String> {
         match (ra, rb) {
             (Some(ra), Some(rb)) => match (&ra.data, &rb.data) {
                 (Ok(da), Ok(db)) => {
-                    if let Some(d) = compare_region(
-                        name,
-                        (da, ra.addr, &ta),
-                        (db, rb.addr, &tb),
-                        labels,
-                    ) {
+                    let code = if is_code(name) {
+                        Some(&mut pairs)
+                    } else {
+                        None
+                    };
+                    if let Some(d) =
+                        compare_region(name, (da, ra.addr, &ta), (db, rb.addr, &tb), labels, code)
+                    {
                         out.push(d);
                     }
                 }
@@ -377,13 +442,16 @@ mod tests {
     fn pointers_compare_by_target() {
         let a = ptr_dump(0x1000, 8);
         let b = ptr_dump(0x9000, 8);
-        assert_eq!(compare(&a, &b, ("culink", "nvlink")), Vec::<String>::new());
+        assert_eq!(
+            compare(&a, &b, ("culink", "nvlink"), &[]),
+            Vec::<String>::new()
+        );
         // End pointer (one past the end) also names its region.
         let a = ptr_dump(0x1000, 16);
         let b = ptr_dump(0x9000, 16);
-        assert!(compare(&a, &b, ("culink", "nvlink")).is_empty());
+        assert!(compare(&a, &b, ("culink", "nvlink"), &[]).is_empty());
         let c = ptr_dump(0x9000, 4);
-        let d = compare(&a, &c, ("culink", "nvlink"));
+        let d = compare(&a, &c, ("culink", "nvlink"), &[]);
         assert_eq!(
             d,
             vec!["global p: first difference at byte 0 (0x0): pointer to `global b`+16 (culink) vs `global b`+4 (nvlink)"]
@@ -401,19 +469,65 @@ mod tests {
         b.regions[1].data = Err("CUDA_ERROR_NOT_FOUND".into());
         b.launches_ok = 0;
         b.error = Some("cuLaunchKernel failed".into());
-        let d = compare(&a, &b, ("culink", "nvlink"));
+        let d = compare(&a, &b, ("culink", "nvlink"), &[]);
         assert_eq!(d.len(), 4, "{d:#?}");
         assert!(d[0].starts_with("runs differ: culink: 1 launch(es) ok; nvlink: 0 launch(es) ok, then: cuLaunchKernel failed"));
         // `global p` holds the same raw word in both (same base): equal.
-        assert_eq!(d[1], "global b: 16 bytes in culink's cubin, unreadable (CUDA_ERROR_NOT_FOUND) in nvlink's");
-        assert_eq!(d[2], "buffer out: first difference at byte 3 (0x3): 0x05 (culink) vs 0x06 (nvlink)");
+        assert_eq!(
+            d[1],
+            "global b: 16 bytes in culink's cubin, unreadable (CUDA_ERROR_NOT_FOUND) in nvlink's"
+        );
+        assert_eq!(
+            d[2],
+            "buffer out: first difference at byte 3 (0x3): 0x05 (culink) vs 0x06 (nvlink)"
+        );
         assert_eq!(d[3], "global extra: only in nvlink's cubin");
         let mut c = ptr_dump(0x1000, 8);
         c.regions[2].data = Ok(vec![5; 3]);
         assert_eq!(
-            compare(&a, &c, ("x", "y")),
+            compare(&a, &c, ("x", "y"), &[]),
             vec!["buffer out: size 4 in x's cubin, 3 in y's"]
         );
+    }
+
+    fn table(words: &[u64]) -> Dump {
+        let mut v = Vec::new();
+        for w in words {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        Dump {
+            regions: vec![
+                region("before global tab", 0x1000, v.clone()),
+                region("global tab", 0x1000, v),
+            ],
+            launches_ok: 1,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn code_pointers_pair_consistently() {
+        let code = ["tab".to_string()];
+        let l = ("culink", "nvlink");
+        // Different placement, same structure: equal.
+        let a = table(&[0x500, 0x600, 0x500, 0]);
+        let b = table(&[0x900, 0x700, 0x900, 0]);
+        assert!(compare(&a, &b, l, &code).is_empty());
+        // Without the directive the bytes differ.
+        assert!(!compare(&a, &b, l, &[]).is_empty());
+        // A duplicated entry where nvlink has two functions.
+        let c = table(&[0x500, 0x500, 0x500, 0]);
+        let d = compare(&c, &b, l, &code);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(
+            d[0],
+            "before global tab byte 8: code pointer 0x500 (culink) is 0x700 (nvlink) here but 0x900 at before global tab byte 0"
+        );
+        // Swapped entries are caught by the other direction too.
+        let e = table(&[0x600, 0x500, 0x600, 0]);
+        let f = table(&[0x900, 0x700, 0x700, 0]);
+        assert!(compare(&e, &f, l, &code)[0]
+            .contains("code pointer 0x600 (culink) is 0x700 (nvlink) here but 0x900"));
     }
 
     #[test]

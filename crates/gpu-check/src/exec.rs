@@ -34,7 +34,8 @@ pub fn open_driver() -> Result<(Driver, crate::driver::DeviceInfo), ExecError> {
 /// Runs `launch` on `cubin` and returns the dump.
 pub fn run(cubin: &Path, launch: &Path) -> Result<Dump, ExecError> {
     let fail = ExecError::Failed;
-    let image = std::fs::read(cubin).map_err(|e| fail(format!("cannot read {}: {e}", cubin.display())))?;
+    let image =
+        std::fs::read(cubin).map_err(|e| fail(format!("cannot read {}: {e}", cubin.display())))?;
     let text = std::fs::read_to_string(launch)
         .map_err(|e| fail(format!("cannot read {}: {e}", launch.display())))?;
     let lf = LaunchFile::parse(&text, &launch.display().to_string()).map_err(fail)?;
@@ -81,7 +82,10 @@ pub fn run(cubin: &Path, launch: &Path) -> Result<Dump, ExecError> {
             .map_err(|e| e.to_string())
             .and_then(|f| {
                 let mut m = Marshalled::new(&l.args, &by_name, |g| {
-                    module.global(g).map(|x| x.0).map_err(|e| format!("global `{g}`: {e}"))
+                    module
+                        .global(g)
+                        .map(|x| x.0)
+                        .map_err(|e| format!("global `{g}`: {e}"))
                 })?;
                 module
                     .launch(f, l.grid, l.block, l.shared, m.params())

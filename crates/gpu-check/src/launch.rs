@@ -8,7 +8,8 @@
 //! buffer in 64 iota32            # init: zero | fill:0xAB | iota32 | u32:1,2,3 | i32:.. | u64:.. | f32:.. | f64:..
 //! launch k grid 4 block 128 shared 0 args out in u32:7 f32:1.5
 //! launch k2 grid 2,2 block 32,4 args out+16 global:table null
-//! skip-global fn_table           # do not compare this global (say why in a comment)
+//! code-pointers vtab fn_table    # globals holding code addresses: compared by consistent pairing
+//! skip-global scratch            # do not compare this global (say why in a comment)
 //! printf sorted                  # compare device printf output as sorted lines (default: exact)
 //! timeout 60                     # seconds per linker run (default 60)
 //! ```
@@ -69,6 +70,8 @@ pub struct LaunchFile {
     pub launches: Vec<Launch>,
     /// Globals not compared.
     pub skip_globals: Vec<String>,
+    /// Globals holding code addresses (see [`crate::dump`]).
+    pub code_pointers: Vec<String>,
     /// How printf output is compared.
     pub printf: PrintfMode,
     /// Seconds allowed per linker run.
@@ -205,7 +208,9 @@ impl LaunchFile {
                 });
             }
             "launch" => {
-                let kernel = t.get(1).ok_or("usage: launch KERNEL grid G block B args ...")?;
+                let kernel = t
+                    .get(1)
+                    .ok_or("usage: launch KERNEL grid G block B args ...")?;
                 let mut l = Launch {
                     kernel: kernel.to_string(),
                     grid: [1; 3],
@@ -222,7 +227,9 @@ impl LaunchFile {
                             let arg = Arg::parse(a)?;
                             if let Some(b) = arg.buffer_name() {
                                 if !self.buffers.iter().any(|x| x.name == b) {
-                                    return Err(format!("argument `{a}`: no buffer `{b}` declared above"));
+                                    return Err(format!(
+                                        "argument `{a}`: no buffer `{b}` declared above"
+                                    ));
                                 }
                             }
                             l.args.push(arg);
@@ -247,7 +254,15 @@ impl LaunchFile {
                 if t.len() < 2 {
                     return Err("usage: skip-global NAME...".into());
                 }
-                self.skip_globals.extend(t[1..].iter().map(|s| s.to_string()));
+                self.skip_globals
+                    .extend(t[1..].iter().map(|s| s.to_string()));
+            }
+            "code-pointers" => {
+                if t.len() < 2 {
+                    return Err("usage: code-pointers NAME...".into());
+                }
+                self.code_pointers
+                    .extend(t[1..].iter().map(|s| s.to_string()));
             }
             "printf" => {
                 self.printf = match t {
@@ -291,6 +306,7 @@ buffer ids 10 iota32
 launch k grid 4 block 128 shared 256 args out in u32:7 f32:1.5
 launch _Z2k2Pi grid 2,3 block 32,4,2 args out+8 global:tab null u64:0x10
 skip-global tab other
+code-pointers vt
 printf sorted
 timeout 5
 ";
@@ -298,7 +314,10 @@ timeout 5
     #[test]
     fn parses_every_directive() {
         let f = LaunchFile::parse(SAMPLE, "t").unwrap();
-        assert_eq!(f.limits, vec![(Limit::Stack, 0x4000), (Limit::MallocHeap, 8 << 20)]);
+        assert_eq!(
+            f.limits,
+            vec![(Limit::Stack, 0x4000), (Limit::MallocHeap, 8 << 20)]
+        );
         assert_eq!(f.buffers.len(), 4);
         assert_eq!(f.buffers[0].init, vec![0; 16]);
         assert_eq!(f.buffers[1].init, vec![7, 0, 0, 0, 9, 0, 0, 0]);
@@ -306,7 +325,10 @@ timeout 5
         assert_eq!(f.buffers[3].init, vec![0, 0, 0, 0, 1, 0, 0, 0, 2, 0]);
         assert_eq!(f.launches.len(), 2);
         let l = &f.launches[0];
-        assert_eq!((l.grid, l.block, l.shared, l.line), ([4, 1, 1], [128, 1, 1], 256, 8));
+        assert_eq!(
+            (l.grid, l.block, l.shared, l.line),
+            ([4, 1, 1], [128, 1, 1], 256, 8)
+        );
         assert_eq!(
             l.args,
             vec![
@@ -317,7 +339,10 @@ timeout 5
             ]
         );
         let l = &f.launches[1];
-        assert_eq!((l.kernel.as_str(), l.grid, l.block), ("_Z2k2Pi", [2, 3, 1], [32, 4, 2]));
+        assert_eq!(
+            (l.kernel.as_str(), l.grid, l.block),
+            ("_Z2k2Pi", [2, 3, 1], [32, 4, 2])
+        );
         assert_eq!(
             l.args,
             vec![
@@ -328,6 +353,7 @@ timeout 5
             ]
         );
         assert_eq!(f.skip_globals, vec!["tab", "other"]);
+        assert_eq!(f.code_pointers, vec!["vt"]);
         assert_eq!(f.printf, PrintfMode::Sorted);
         assert_eq!(f.timeout_s, 5);
     }
@@ -345,10 +371,16 @@ timeout 5
         for (text, want) in [
             ("", "t: no `launch` line"),
             ("bogus 1", "t:1: unknown directive `bogus`"),
-            ("launch k args nope", "t:1: argument `nope`: no buffer `nope` declared above"),
+            (
+                "launch k args nope",
+                "t:1: argument `nope`: no buffer `nope` declared above",
+            ),
             ("\nbuffer b 0", "t:2: buffer size 0"),
             ("buffer b 4\nbuffer b 4", "t:2: buffer `b` declared twice"),
-            ("buffer b 4 u32:1,2", "t:1: buffer init `u32:1,2` has 8 bytes"),
+            (
+                "buffer b 4 u32:1,2",
+                "t:1: buffer init `u32:1,2` has 8 bytes",
+            ),
             ("launch k grid 0", "t:1: bad dimension `0`"),
             ("launch k grid 1,2,3,4", "t:1: bad dimensions"),
             ("launch k block", "t:1: `block` needs a value"),

@@ -40,10 +40,7 @@ fn check_without_driver_exits_3_and_says_nothing_ran() {
     for lib in NOT_DRIVERS {
         let d = scratch("check");
         let out = d.join("results.md");
-        let o = run(
-            bin().arg("check").arg(&d).arg("--out").arg(&out),
-            lib,
-        );
+        let o = run(bin().arg("check").arg(&d).arg("--out").arg(&out), lib);
         assert_eq!(o.status.code(), Some(3), "{lib}: {o:?}");
         let e = stderr(&o);
         assert!(e.contains("no CUDA driver"), "{lib}: {e}");
@@ -90,9 +87,16 @@ fn usage_and_bundle_errors_exit_2() {
     assert!(stderr(&o).contains("usage:"));
     let o = bin().args(["check"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    let o = bin().args(["check", "/nonexistent-bundle"]).output().unwrap();
+    let o = bin()
+        .args(["check", "/nonexistent-bundle"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("is not a gpu-check bundle"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not a gpu-check bundle"),
+        "{}",
+        stderr(&o)
+    );
     let d = scratch("names");
     let o = bin().arg("check").arg(&d).arg("nope").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
