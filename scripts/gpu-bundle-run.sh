@@ -16,6 +16,12 @@ if [ ! -x "$bin" ]; then
     cp "$here/gpu-check" "$bin" && chmod +x "$bin"
 fi
 cat "$here/manifest.txt" 2>/dev/null | tee "$out/gpu-check.log"
+# The binary was built on the preparing machine (glibc >= 2.34 needed).
+if ! "$bin" --help > /dev/null 2> "$out/start-error.txt"; then
+    echo "gpu-check: the bundled binary cannot start on this machine:" | tee -a "$out/gpu-check.log"
+    tee -a "$out/gpu-check.log" < "$out/start-error.txt"
+    exit 2
+fi
 "$bin" check "$here" --out "$out/gpu-results.md" 2>&1 | tee -a "$out/gpu-check.log"
 rc=${PIPESTATUS[0]}
 echo "gpu-check exit status: $rc" | tee -a "$out/gpu-check.log"

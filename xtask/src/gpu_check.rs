@@ -5,8 +5,11 @@
 //! 2. Assembles the bundle `target/gpu-bundle/`: for every `tests/gpu/<case>/launch.txt`
 //!    the fixture case `tests/link/<case>/` is linked for sm_90 by culink (same
 //!    options and inputs as nvlink's committed `nvlink.sm_90.cubin`, which is copied
-//!    next to it); generated cases (`bench_<N>`, [`GENERATED`]) are built from
-//!    [`crate::bench_gen`] with the pinned ptxas and linked by both linkers.
+//!    next to it); generated cases ([`GENERATED`]) are built when bundling and
+//!    linked by both linkers: `bench_<N>` from [`crate::bench_gen`] with the pinned
+//!    ptxas, and CUDA C++ cases whose sources sit next to their launch file
+//!    (`tests/gpu/<case>/*.cu`, e.g. `gpu_cdp`, which needs `-lcudadevrt` from the
+//!    pinned toolkit: an absolute `-L` path the fixture generator cannot record).
 //!    `gpu-check`, `run.sh` (`scripts/gpu-bundle-run.sh`) and `manifest.txt` complete it.
 //! 3. Unless `--bundle-only`, runs `target/gpu-bundle/gpu-check check` here and exits
 //!    with its status (3: no CUDA driver, nothing ran).
@@ -23,16 +26,29 @@ use std::sync::Mutex;
 /// The arch of every bundled cubin (the H200 the harness targets).
 pub const SM: u32 = 90;
 
-/// Generated cases: (name, number of synthetic benchmark objects).
-pub const GENERATED: &[(&str, usize)] = &[("bench_100", 100)];
+/// How a generated case is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generated {
+    /// `n` synthetic benchmark objects ([`crate::bench_gen::synthetic_object`]).
+    Bench(usize),
+    /// `tests/gpu/<case>/*.cu` (sorted: link order) built by nvcc, linked with
+    /// `-L<toolkit>/lib` and these `-l` libraries.
+    Cuda(&'static [&'static str]),
+}
+
+/// Generated cases.
+pub const GENERATED: &[(&str, Generated)] = &[
+    ("bench_100", Generated::Bench(100)),
+    ("gpu_cdp", Generated::Cuda(&["cudadevrt"])),
+];
 
 /// `tests/gpu`.
 pub fn gpu_dir() -> PathBuf {
     workspace_root().join("tests/gpu")
 }
 
-/// Every case name: the directories of `tests/gpu` holding a `launch.txt`, then
-/// [`GENERATED`].
+/// Every case name: the directories of `tests/gpu` holding a `launch.txt`, plus
+/// [`GENERATED`] cases without one, sorted.
 pub fn case_names() -> Result<Vec<String>, String> {
     let dir = gpu_dir();
     let rd = std::fs::read_dir(&dir).map_err(|e| io_err("read", &dir, e))?;
@@ -41,8 +57,12 @@ pub fn case_names() -> Result<Vec<String>, String> {
         .filter(|e| e.path().join("launch.txt").is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
+    for (n, _) in GENERATED {
+        if !v.iter().any(|x| x == n) {
+            v.push(n.to_string());
+        }
+    }
     v.sort();
-    v.extend(GENERATED.iter().map(|(n, _)| n.to_string()));
     Ok(v)
 }
 
@@ -107,6 +127,31 @@ fn build_bench(n: usize, dir: &Path, tools: &Path) -> Result<Vec<String>, String
         Some(e) => Err(e),
         None => Ok(names),
     }
+}
+
+/// Builds every `*.cu` of `src` (sorted) with `nvcc -rdc=true -dc --cubin` into
+/// `dir`; returns the object names in link order.
+fn build_cuda(src: &Path, dir: &Path, tools: &Path) -> Result<Vec<String>, String> {
+    let rd = std::fs::read_dir(src).map_err(|e| io_err("read", src, e))?;
+    let mut cus: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    cus.sort();
+    if cus.is_empty() {
+        return Err(format!("no .cu sources in {}", src.display()));
+    }
+    let mut objs = Vec::new();
+    for cu in &cus {
+        copy(&src.join(cu), &dir.join(cu))?;
+        let obj = object_name(cu.trim_end_matches(".cu"), SM);
+        let mut c = crate::nv_tools::nvcc_command(tools, SM);
+        c.current_dir(dir).arg(cu).arg("-o").arg(&obj);
+        run_ok(&mut c)?;
+        objs.push(obj);
+    }
+    Ok(objs)
 }
 
 /// Runs `linker -arch=sm_90 <options> <inputs> -o out` in `dir`.
@@ -182,7 +227,7 @@ pub fn validate(name: &str, launch: &str, cubin: &[u8]) -> Result<LaunchFile, St
 /// Puts case `name` into `out` (`launch.txt`, `culink.cubin`, `nvlink.cubin`).
 fn bundle_case(name: &str, culink: &Path, out: &Path) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| io_err("create", out, e))?;
-    if let Some(&(_, n)) = GENERATED.iter().find(|(g, _)| *g == name) {
+    if let Some(&(_, kind)) = GENERATED.iter().find(|(g, _)| *g == name) {
         let tools = crate::util::tools_dir();
         let tools = if tools.join("ptxas").is_file() {
             tools
@@ -190,16 +235,38 @@ fn bundle_case(name: &str, culink: &Path, out: &Path) -> Result<(), String> {
             crate::nv_tools::ensure()?
         };
         let work = TempDir::new(&format!("gpu-{name}"))?;
-        let inputs = build_bench(n, work.path(), &tools)?;
+        let (inputs, options, text) = match kind {
+            Generated::Bench(n) => (
+                build_bench(n, work.path(), &tools)?,
+                Vec::new(),
+                bench_launch_file(n),
+            ),
+            Generated::Cuda(libs) => {
+                let src = gpu_dir().join(name);
+                let launch = src.join("launch.txt");
+                let text =
+                    std::fs::read_to_string(&launch).map_err(|e| io_err("read", &launch, e))?;
+                let lib = tools.join("../lib");
+                let lib = lib.canonicalize().unwrap_or(lib);
+                let mut options = vec![format!("-L{}", lib.display())];
+                options.extend(libs.iter().map(|l| format!("-l{l}")));
+                (build_cuda(&src, work.path(), &tools)?, options, text)
+            }
+        };
         link(
             &tools.join("nvlink"),
             work.path(),
-            &[],
+            &options,
             &inputs,
             &out.join("nvlink.cubin"),
         )?;
-        link(culink, work.path(), &[], &inputs, &out.join("culink.cubin"))?;
-        let text = bench_launch_file(n);
+        link(
+            culink,
+            work.path(),
+            &options,
+            &inputs,
+            &out.join("culink.cubin"),
+        )?;
         let nv = std::fs::read(out.join("nvlink.cubin")).map_err(|e| io_err("read", out, e))?;
         validate(name, &text, &nv)?;
         let p = out.join("launch.txt");
@@ -384,6 +451,15 @@ mod tests {
             .iter()
             .filter(|n| !GENERATED.iter().any(|(g, _)| g == n))
             .collect();
+        // Generated CUDA cases: sources and a parsable launch file are committed.
+        for (g, kind) in GENERATED {
+            if let Generated::Cuda(_) = kind {
+                let dir = gpu_dir().join(g);
+                let text = std::fs::read_to_string(dir.join("launch.txt")).unwrap();
+                LaunchFile::parse(&text, g).unwrap();
+                assert!(dir.join("a.cu").is_file(), "{g}");
+            }
+        }
         assert!(names.len() >= 20, "only {} GPU cases", names.len());
         for name in committed {
             let case = fixtures::parse_case(&fixtures::link_dir().join(name))

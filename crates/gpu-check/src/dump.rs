@@ -216,12 +216,17 @@ impl CodePairs {
     }
 }
 
+/// An address map entry: (address, length, region name).
+type Target<'a> = (u64, u64, &'a str);
+/// One side of a region comparison: its bytes, its address, its dump's targets.
+type Side<'a> = (&'a [u8], u64, &'a [Target<'a>]);
+
 /// Compares one region's bytes; `Some(description)` of the first difference.
 /// `code`: the region holds code pointers, paired through `pairs`.
 fn compare_region(
     name: &str,
-    (da, addr_a, ta): (&[u8], u64, &[(u64, u64, &str)]),
-    (db, addr_b, tb): (&[u8], u64, &[(u64, u64, &str)]),
+    (da, addr_a, ta): Side<'_>,
+    (db, addr_b, tb): Side<'_>,
     labels: (&str, &str),
     code: Option<&mut CodePairs>,
 ) -> Option<String> {
@@ -239,7 +244,7 @@ fn compare_region(
     while off < da.len() {
         // An 8-byte word aligned on the device in both runs: compare as pointers
         // when both values point into their dump's regions.
-        let aligned = (addr_a + off as u64) % 8 == 0 && (addr_b + off as u64) % 8 == 0;
+        let aligned = (addr_a + off as u64) & 7 == 0 && (addr_b + off as u64) & 7 == 0;
         if aligned {
             if let (Some(wa), Some(wb)) = (word(da, off), word(db, off)) {
                 let pa = name_pointer(ta, wa);
