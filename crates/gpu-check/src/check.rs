@@ -1,5 +1,8 @@
-//! `gpu-check check BUNDLE [--out FILE] [CASE...]`: every case of a bundle, both
-//! cubins, compared; a results table in Markdown.
+//! `gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]`:
+//! every case of a bundle, both cubins, compared; a results table in Markdown
+//! (rewritten after every case, so a killed run still leaves its results so
+//! far). After `--deadline` seconds the remaining cases are reported NOT RUN;
+//! `--jobs` cases (default 4) run at a time.
 //!
 //! A bundle (built by `cargo xtask gpu-check --bundle-only`) is a directory:
 //!
@@ -23,6 +26,8 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The two linkers, in run order.
@@ -37,6 +42,8 @@ pub enum Verdict {
     Fail(Vec<String>),
     /// nvlink's own run failed: the case (not culink) is broken.
     Broken(String),
+    /// Not run (the `--deadline` was reached first).
+    NotRun(String),
 }
 
 /// A case's row in the results table.
@@ -293,6 +300,7 @@ pub fn render(bundle: &Path, header: &[(&str, String)], results: &[CaseResult]) 
             Verdict::Pass => ("PASS", String::new()),
             Verdict::Fail(d) => ("FAIL", d.join("; ")),
             Verdict::Broken(e) => ("BROKEN", e.clone()),
+            Verdict::NotRun(e) => ("NOT RUN", e.clone()),
         };
         let _ = writeln!(
             s,
@@ -344,9 +352,25 @@ pub fn main(args: &[String]) -> i32 {
     let mut bundle = None;
     let mut out = None;
     let mut names = Vec::new();
+    let mut deadline = None;
+    let mut jobs = 4usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--jobs" => match it.next().and_then(|d| d.parse::<usize>().ok()) {
+                Some(j) => jobs = j,
+                None => {
+                    eprintln!("gpu-check: --jobs needs a number");
+                    return 2;
+                }
+            },
+            "--deadline" => match it.next().and_then(|d| d.parse::<u64>().ok()) {
+                Some(d) => deadline = Some(Duration::from_secs(d)),
+                None => {
+                    eprintln!("gpu-check: --deadline needs a number of seconds");
+                    return 2;
+                }
+            },
             "--out" => match it.next() {
                 Some(o) => out = Some(PathBuf::from(o)),
                 None => {
@@ -363,7 +387,9 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
     let Some(bundle) = bundle else {
-        eprintln!("usage: gpu-check check BUNDLE [--out FILE] [CASE...]");
+        eprintln!(
+            "usage: gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]"
+        );
         return 2;
     };
     let dirs = match case_dirs(&bundle, &names) {
@@ -380,11 +406,19 @@ pub fn main(args: &[String]) -> i32 {
             manifest(&bundle, "commit").unwrap_or_else(|| "?".into()),
         ),
     ];
-    let write_out = |text: &str| {
+    let write_quiet = |text: &str| {
         if let Some(o) = &out {
             if let Err(e) = std::fs::write(o, text) {
                 eprintln!("gpu-check: cannot write {}: {e}", o.display());
-            } else {
+                return false;
+            }
+            return true;
+        }
+        false
+    };
+    let write_out = |text: &str| {
+        if write_quiet(text) {
+            if let Some(o) = &out {
                 println!("gpu-check: results written to {}", o.display());
             }
         }
@@ -441,17 +475,51 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("gpu-check: cannot create {}: {e}", scratch.display());
         return 2;
     }
-    let mut results = Vec::new();
-    for d in &dirs {
-        let r = run_case(&exe, d, &scratch);
-        let line = match &r.verdict {
-            Verdict::Pass => "PASS".to_string(),
-            Verdict::Fail(v) => format!("FAIL\n    {}", v.join("\n    ")),
-            Verdict::Broken(e) => format!("BROKEN: {e}"),
-        };
-        println!("  {:<28} {line}", r.name);
-        results.push(r);
-    }
+    // `jobs` cases at a time: each run is its own process and context, so they
+    // share the GPU safely; this mostly hides driver initialization time.
+    let start = Instant::now();
+    let slots: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; dirs.len()]);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.clamp(1, dirs.len()) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(d) = dirs.get(i) else { break };
+                let r = match deadline {
+                    Some(dl) if start.elapsed() > dl => CaseResult {
+                        name: d
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        verdict: Verdict::NotRun(format!("deadline of {} s reached", dl.as_secs())),
+                        launches: 0,
+                        bytes: 0,
+                        printf_lines: 0,
+                        secs: 0.0,
+                    },
+                    _ => run_case(&exe, d, &scratch),
+                };
+                let line = match &r.verdict {
+                    Verdict::Pass => "PASS".to_string(),
+                    Verdict::Fail(v) => format!("FAIL\n    {}", v.join("\n    ")),
+                    Verdict::Broken(e) => format!("BROKEN: {e}"),
+                    Verdict::NotRun(e) => format!("NOT RUN: {e}"),
+                };
+                println!("  {:<28} {line}", r.name);
+                if let Ok(mut v) = slots.lock() {
+                    v[i] = Some(r);
+                    let done: Vec<CaseResult> = v.iter().flatten().cloned().collect();
+                    write_quiet(&render(&bundle, &header, &done));
+                }
+            });
+        }
+    });
+    let results: Vec<CaseResult> = slots
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
     let _ = std::fs::remove_dir_all(&scratch);
     let pass = results
         .iter()

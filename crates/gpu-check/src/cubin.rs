@@ -6,8 +6,10 @@ use object::read::elf::FileHeader;
 
 /// Names of the defined `STT_OBJECT` symbols in `.nv.global*`, `.nv.constant*`
 /// (except the per-kernel parameter banks `.nv.constant0.*`) and `.nv.managed*`
-/// sections, sorted and without duplicates (same-named locals of different
-/// objects are one name to the driver).
+/// sections, sorted. Names defined more than once (same-named locals of
+/// different objects, e.g. nvcc's `$str`) are left out: which one
+/// `cuModuleGetGlobal` returns depends on symbol order, which may legitimately
+/// differ between the two linkers.
 pub fn globals(image: &[u8]) -> Result<Vec<String>, String> {
     let err = |e: object::read::Error| format!("cannot read cubin: {e}");
     let hdr = elf::FileHeader64::<object::Endianness>::parse(image).map_err(err)?;
@@ -46,8 +48,16 @@ pub fn globals(image: &[u8]) -> Result<Vec<String>, String> {
         names.push(String::from_utf8_lossy(name).into_owned());
     }
     names.sort();
-    names.dedup();
-    Ok(names)
+    let mut unique = Vec::with_capacity(names.len());
+    let mut i = 0;
+    while i < names.len() {
+        let j = names[i..].iter().take_while(|n| **n == names[i]).count();
+        if j == 1 {
+            unique.push(names[i].clone());
+        }
+        i += j;
+    }
+    Ok(unique)
 }
 
 /// Names of the kernels a cubin defines (every kernel has its parameter bank

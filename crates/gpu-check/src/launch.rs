@@ -11,7 +11,7 @@
 //! code-pointers vtab fn_table    # globals holding code addresses: compared by consistent pairing
 //! skip-global scratch            # do not compare this global (say why in a comment)
 //! printf sorted                  # compare device printf output as sorted lines (default: exact)
-//! timeout 60                     # seconds per linker run (default 60)
+//! timeout 20                     # seconds per linker run (default 20)
 //! ```
 //!
 //! `launch` takes the kernel name, then keyword/value pairs in any order
@@ -74,7 +74,8 @@ pub struct LaunchFile {
     pub code_pointers: Vec<String>,
     /// How printf output is compared.
     pub printf: PrintfMode,
-    /// Seconds allowed per linker run.
+    /// Seconds allowed per linker run (default 20: the runs take well under a
+    /// second; a hung kernel must not eat the GPU session's time).
     pub timeout_s: u64,
 }
 
@@ -158,7 +159,7 @@ impl LaunchFile {
     /// Parses the text of a `launch.txt`; errors carry `what:line:`.
     pub fn parse(text: &str, what: &str) -> Result<LaunchFile, String> {
         let mut f = LaunchFile {
-            timeout_s: 60,
+            timeout_s: 20,
             ..LaunchFile::default()
         };
         for (i, raw) in text.lines().enumerate() {
@@ -363,7 +364,7 @@ timeout 5
         let f = LaunchFile::parse("launch k", "t").unwrap();
         assert_eq!(f.launches[0].grid, [1, 1, 1]);
         assert_eq!(f.printf, PrintfMode::Exact);
-        assert_eq!(f.timeout_s, 60);
+        assert_eq!(f.timeout_s, 20);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `gpu-check`: see `docs/gpu-validation.md`.
 //!
-//! * `gpu-check check BUNDLE [--out FILE] [CASE...]` — run and compare every case;
+//! * `gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]`
+//!   — run and compare every case (N at a time, default 4);
 //! * `gpu-check probe` — print the device and driver, or exit 3 without one;
 //! * `gpu-check exec CUBIN LAUNCH_TXT DUMP` — one run (used by `check`).
 //!
@@ -12,7 +13,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  gpu-check check BUNDLE [--out FILE] [CASE...]   run every case of a bundle, compare culink's and nvlink's cubins
+  gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]
+                                                  run every case of a bundle, compare culink's and nvlink's cubins
   gpu-check probe                                 print the CUDA device and driver (exit 3 without a driver)
   gpu-check exec CUBIN LAUNCH_TXT DUMP            one run (internal; used by `check`)
 exit status: 0 pass, 1 failures, 2 usage/bundle error, 3 no CUDA driver (nothing run)

@@ -114,4 +114,14 @@ fn globals_of_a_fixture_cubin() {
     let g2 = gpu_check::cubin::globals(&img).unwrap();
     assert!(!g2.is_empty());
     assert!(gpu_check::cubin::globals(b"nope").is_err());
+    // `$str` is defined by three objects: ambiguous, left out.
+    let img = std::fs::read(root.join("cu_printf/nvlink.sm_90.cubin")).unwrap();
+    let g3 = gpu_check::cubin::globals(&img).unwrap();
+    assert!(!g3.iter().any(|g| g == "$str"), "{g3:?}");
+    let img = std::fs::read(root.join("gpu_fnptr_tables/nvlink.sm_90.cubin")).unwrap();
+    assert_eq!(
+        gpu_check::cubin::globals(&img).unwrap(),
+        vec!["op_table", "weight_ptrs", "weights"]
+    );
+    assert_eq!(gpu_check::cubin::kernels(&img).unwrap(), vec!["_Z4kopsPi"]);
 }
