@@ -22,8 +22,8 @@ if ! "$bin" --help > /dev/null 2> "$out/start-error.txt"; then
     tee -a "$out/gpu-check.log" < "$out/start-error.txt"
     exit 2
 fi
-# --deadline: leave time to write results within the run tool's timeout_s (420).
-"$bin" check "$here" --out "$out/gpu-results.md" --deadline "${GPU_CHECK_DEADLINE:-330}" 2>&1 | tee -a "$out/gpu-check.log"
+# --deadline: leave time to write results within the run tool's timeout_s (300).
+"$bin" check "$here" --out "$out/gpu-results.md" --deadline "${GPU_CHECK_DEADLINE:-240}" 2>&1 | tee -a "$out/gpu-check.log"
 rc=${PIPESTATUS[0]}
 echo "gpu-check exit status: $rc" | tee -a "$out/gpu-check.log"
 exit "$rc"

@@ -16,7 +16,7 @@ case "$cmd" in
     prepare)
         cargo xtask gpu-check --bundle-only "$@"
         echo "next, on the GPU machine: bash target/gpu-bundle/run.sh"
-        echo "  (run tool: carry [\"target/gpu-bundle\"], command \"bash target/gpu-bundle/run.sh\", timeout_s 420)"
+        echo "  (run tool: carry [\"target/gpu-bundle\"], command \"bash target/gpu-bundle/run.sh\", timeout_s 300)"
         ;;
     run)
         exec bash target/gpu-bundle/run.sh

@@ -11,8 +11,9 @@
 //!    (`tests/gpu/<case>/*.cu`, e.g. `gpu_cdp`, which needs `-lcudadevrt` from the
 //!    pinned toolkit: an absolute `-L` path the fixture generator cannot record).
 //!    `gpu-check`, `run.sh` (`scripts/gpu-bundle-run.sh`) and `manifest.txt` complete it.
-//! 3. Unless `--bundle-only`, runs `target/gpu-bundle/gpu-check check` here and exits
-//!    with its status (3: no CUDA driver, nothing ran).
+//! 3. Unless `--bundle-only`, runs `target/gpu-bundle/gpu-check check` here (results
+//!    in `target/gpu-results.md`) and exits with its status (3: no CUDA driver,
+//!    nothing ran).
 
 use crate::fixtures::{self, object_name};
 use crate::util::{io_err, output, run_ok, show, workspace_root, TempDir};
@@ -317,14 +318,21 @@ fn cargo_build_release(root: &Path) -> Result<(), String> {
 }
 
 fn git_head(root: &Path) -> String {
-    Command::new("git")
-        .current_dir(root)
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    // Uncommitted changes to tracked files make the bundle not reproducible from HEAD.
+    match git(&["status", "--porcelain", "--untracked-files=no"]) {
+        Some(s) if !s.is_empty() => format!("{head}-dirty"),
+        _ => head,
+    }
 }
 
 /// Builds `target/gpu-bundle` for `names` (all cases when empty); returns its path.
@@ -424,7 +432,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
         return Ok(());
     }
-    let results = bundle.join("gpu-results.md");
+    // Outside the bundle, so a bundle carried to a GPU machine holds no stale results.
+    let results = workspace_root().join("target/gpu-results.md");
     let mut c = Command::new(bundle.join("gpu-check"));
     c.arg("check").arg(&bundle).arg("--out").arg(&results);
     let st = c
