@@ -190,7 +190,9 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// Checks a launch file against the cubin it will run on: it parses, every
-/// kernel it launches exists in `cubin`, and so does every global it names.
+/// kernel it launches exists in `cubin` and gets as many arguments as it has
+/// parameters, each of the parameter's size (pointers: 8 bytes), and every
+/// global it names exists.
 pub fn validate(name: &str, launch: &str, cubin: &[u8]) -> Result<LaunchFile, String> {
     let lf = LaunchFile::parse(launch, &format!("{name}/launch.txt"))?;
     let kernels = gpu_check::cubin::kernels(cubin)?;
@@ -202,6 +204,22 @@ pub fn validate(name: &str, launch: &str, cubin: &[u8]) -> Result<LaunchFile, St
                 l.kernel,
                 kernels.join(" ")
             ));
+        }
+        if let Some(sizes) = gpu_check::cubin::kernel_params(cubin, &l.kernel)? {
+            let given: Vec<u32> = l
+                .args
+                .iter()
+                .map(|a| match a {
+                    gpu_check::args::Arg::Scalar(b) => b.len() as u32,
+                    _ => 8,
+                })
+                .collect();
+            if given != sizes {
+                return Err(format!(
+                    "{name}/launch.txt:{}: `{}` takes parameters of {sizes:?} bytes, the launch gives {given:?}",
+                    l.line, l.kernel
+                ));
+            }
         }
     }
     let globals = gpu_check::cubin::globals(cubin)?;
@@ -504,7 +522,19 @@ mod tests {
             e.starts_with("x/launch.txt:1: no kernel `nope` in the sm_90 cubin"),
             "{e}"
         );
-        let e = validate("x", "launch kern_a\ncode-pointers nope", &nv).unwrap_err();
+        let e = validate("x", "buffer o 4\nlaunch kern_a args o u32:1", &nv).unwrap_err();
+        assert_eq!(
+            e,
+            "x/launch.txt:2: `kern_a` takes parameters of [8] bytes, the launch gives [8, 4]"
+        );
+        let e = validate("x", "launch kern_a args u32:1", &nv).unwrap_err();
+        assert!(e.contains("the launch gives [4]"), "{e}");
+        let e = validate(
+            "x",
+            "buffer o 4\nlaunch kern_a args o\ncode-pointers nope",
+            &nv,
+        )
+        .unwrap_err();
         assert!(
             e.starts_with("x/launch.txt: no global `nope` in the sm_90 cubin"),
             "{e}"

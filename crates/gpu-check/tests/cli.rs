@@ -125,3 +125,17 @@ fn globals_of_a_fixture_cubin() {
     );
     assert_eq!(gpu_check::cubin::kernels(&img).unwrap(), vec!["_Z4kopsPi"]);
 }
+
+#[test]
+fn kernel_parameter_sizes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/link");
+    let p = |case: &str, k: &str| {
+        let img = std::fs::read(root.join(case).join("nvlink.sm_90.cubin")).unwrap();
+        gpu_check::cubin::kernel_params(&img, k).unwrap()
+    };
+    assert_eq!(p("fnptr_table_data", "ktable"), Some(vec![8, 4]));
+    assert_eq!(p("gpu_deep_stack", "_Z5kdeepPii"), Some(vec![8, 4]));
+    assert_eq!(p("fnptr_code", "kset"), Some(vec![]));
+    assert_eq!(p("call_extern", "kern_a"), Some(vec![8]));
+    assert_eq!(p("call_extern", "nope"), None);
+}
