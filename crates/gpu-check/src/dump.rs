@@ -1,9 +1,11 @@
 //! What one run of one cubin left in device memory, and comparing two such runs.
 //!
-//! A [`Dump`] holds named regions — `buffer NAME` (after all launches),
-//! `global NAME` (after) and `before global NAME` (right after the module load) —
-//! with their device address and bytes (or why they could not be read), and the
-//! launch errors. Runs happen in separate processes and the two modules sit at
+//! A [`Dump`] holds named regions — `before global NAME` (right after the module
+//! load), then after every launch `launch N `KERNEL`: buffer NAME` and
+//! `launch N `KERNEL`: global NAME` — with their device address and bytes (or why
+//! they could not be read), and the launch errors. [`compare`] reports the
+//! differences of the first launch after which the runs disagree (naming the
+//! kernel) and counts the later ones. Runs happen in separate processes and the two modules sit at
 //! different addresses, so before comparing, every 8-byte aligned word whose value
 //! points into a region of the same dump (`addr <= v <= addr + len`) is compared
 //! as `(region, offset)` instead of as bytes: an initialized pointer to
@@ -24,7 +26,8 @@ use std::fmt::Write as _;
 /// One named region of device memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
-    /// `buffer NAME`, `global NAME` or `before global NAME`.
+    /// `before global NAME`, `launch N `KERNEL`: buffer NAME` or
+    /// `launch N `KERNEL`: global NAME` (also plain `buffer NAME` / `global NAME`).
     pub name: String,
     /// Device address.
     pub addr: u64,
@@ -149,23 +152,36 @@ impl Dump {
     }
 
     /// The address map used to name pointers: (addr, len, label), sorted by
-    /// address; `before global X` is the same memory as `global X` and is left out.
+    /// address, one entry per memory object (`before global X` and the snapshots
+    /// `launch N ...: global X` are all `global X`).
     fn targets(&self) -> Vec<(u64, u64, &str)> {
         let mut t: Vec<(u64, u64, &str)> = self
             .regions
             .iter()
-            .filter(|r| !r.name.starts_with("before "))
             .filter_map(|r| {
                 r.data
                     .as_ref()
                     .ok()
-                    .map(|d| (r.addr, d.len() as u64, r.name.as_str()))
+                    .map(|d| (r.addr, d.len() as u64, base_name(&r.name)))
             })
             .filter(|&(a, l, _)| a != 0 && l != 0)
             .collect();
         t.sort();
+        t.dedup();
         t
     }
+}
+
+/// The memory object a region name shows: `global X` or `buffer X`.
+fn base_name(name: &str) -> &str {
+    let n = name.rsplit(": ").next().unwrap_or(name);
+    n.strip_prefix("before ").unwrap_or(n)
+}
+
+/// The launch a snapshot region belongs to (`launch N ...`), if any.
+fn launch_of(name: &str) -> Option<usize> {
+    let rest = name.strip_prefix("launch ")?;
+    rest.split(' ').next()?.parse().ok()
 }
 
 /// `v` as `(label, offset)` when it points into (or one past the end of) a region.
@@ -286,15 +302,42 @@ fn compare_region(
     None
 }
 
-/// Compares two runs; every difference, in region order. `labels` name the two
-/// sides in messages, e.g. `("culink", "nvlink")`; `code_globals` are the globals
-/// holding code pointers (compared by consistent pairing).
+/// Compares two runs. `labels` name the two sides in messages, e.g.
+/// `("culink", "nvlink")`; `code_globals` are the globals holding code pointers
+/// (compared by consistent pairing). Returns the differences of the run as a
+/// whole, of the initial globals and of the first launch after which the runs
+/// disagree, in region order, then a count of the later ones.
 pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str), code_globals: &[String]) -> Vec<String> {
+    let all = compare_all(a, b, labels, code_globals);
+    let first = all.iter().filter_map(|(l, _)| *l).min();
     let mut out = Vec::new();
+    let mut later = 0;
+    for (l, m) in all {
+        match l {
+            Some(l) if Some(l) != first => later += 1,
+            _ => out.push(m),
+        }
+    }
+    if later > 0 {
+        out.push(format!(
+            "... and {later} more difference(s) after later launches"
+        ));
+    }
+    out
+}
+
+/// Every difference, with the launch of its snapshot (`None`: not a snapshot).
+fn compare_all(
+    a: &Dump,
+    b: &Dump,
+    labels: (&str, &str),
+    code_globals: &[String],
+) -> Vec<(Option<usize>, String)> {
+    let mut out: Vec<(Option<usize>, String)> = Vec::new();
     let mut pairs = CodePairs::default();
     let is_code = |name: &str| {
-        let g = name.strip_prefix("before ").unwrap_or(name);
-        g.strip_prefix("global ")
+        base_name(name)
+            .strip_prefix("global ")
             .is_some_and(|g| code_globals.iter().any(|c| c == g))
     };
     if a.launches_ok != b.launches_ok || a.error != b.error {
@@ -302,12 +345,15 @@ pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str), code_globals: &[String]
             Some(e) => format!("{} launch(es) ok, then: {e}", d.launches_ok),
             None => format!("{} launch(es) ok", d.launches_ok),
         };
-        out.push(format!(
-            "runs differ: {}: {}; {}: {}",
-            labels.0,
-            show(a),
-            labels.1,
-            show(b)
+        out.push((
+            None,
+            format!(
+                "runs differ: {}: {}; {}: {}",
+                labels.0,
+                show(a),
+                labels.1,
+                show(b)
+            ),
         ));
     }
     let (ta, tb) = (a.targets(), b.targets());
@@ -341,7 +387,7 @@ pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str), code_globals: &[String]
                     if let Some(d) =
                         compare_region(name, (da, ra.addr, &ta), (db, rb.addr, &tb), labels, code)
                     {
-                        out.push(d);
+                        out.push((launch_of(name), d));
                     }
                 }
                 (Err(ea), Err(eb)) if ea == eb => {}
@@ -350,17 +396,26 @@ pub fn compare(a: &Dump, b: &Dump, labels: (&str, &str), code_globals: &[String]
                         Ok(d) => format!("{} bytes", d.len()),
                         Err(e) => format!("unreadable ({e})"),
                     };
-                    out.push(format!(
-                        "{name}: {} in {}'s cubin, {} in {}'s",
-                        s(x),
-                        labels.0,
-                        s(y),
-                        labels.1
+                    out.push((
+                        launch_of(name),
+                        format!(
+                            "{name}: {} in {}'s cubin, {} in {}'s",
+                            s(x),
+                            labels.0,
+                            s(y),
+                            labels.1
+                        ),
                     ));
                 }
             },
-            (Some(_), None) => out.push(format!("{name}: only in {}'s cubin", labels.0)),
-            (None, Some(_)) => out.push(format!("{name}: only in {}'s cubin", labels.1)),
+            (Some(_), None) => out.push((
+                launch_of(name),
+                format!("{name}: only in {}'s cubin", labels.0),
+            )),
+            (None, Some(_)) => out.push((
+                launch_of(name),
+                format!("{name}: only in {}'s cubin", labels.1),
+            )),
             (None, None) => {}
         }
         names.remove(name);
@@ -533,6 +588,39 @@ mod tests {
         let f = table(&[0x900, 0x700, 0x700, 0]);
         assert!(compare(&e, &f, l, &code)[0]
             .contains("code pointer 0x600 (culink) is 0x700 (nvlink) here but 0x900"));
+    }
+
+    #[test]
+    fn first_diverging_launch_is_reported() {
+        let snap = |v1: u8, v2: u8| Dump {
+            regions: vec![
+                region("before global g", 0x100, vec![1; 4]),
+                region("launch 1 `k1`: buffer out", 0x1000, vec![v1; 4]),
+                region("launch 1 `k1`: global g", 0x100, vec![1; 4]),
+                region("launch 2 `k2`: buffer out", 0x1000, vec![v2; 4]),
+                region("launch 2 `k2`: global g", 0x100, vec![v2; 4]),
+            ],
+            launches_ok: 2,
+            error: None,
+        };
+        let l = ("culink", "nvlink");
+        assert!(compare(&snap(1, 2), &snap(1, 2), l, &[]).is_empty());
+        let d = compare(&snap(1, 3), &snap(1, 2), l, &[]);
+        assert_eq!(
+            d,
+            vec![
+                "launch 2 `k2`: buffer out: first difference at byte 0 (0x0): 0x03 (culink) vs 0x02 (nvlink)",
+                "launch 2 `k2`: global g: first difference at byte 0 (0x0): 0x03 (culink) vs 0x02 (nvlink)",
+            ]
+        );
+        let d = compare(&snap(5, 3), &snap(1, 2), l, &[]);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].starts_with("launch 1 `k1`: buffer out: first difference"));
+        assert_eq!(d[1], "... and 2 more difference(s) after later launches");
+        assert_eq!(base_name("launch 12 `k`: global x"), "global x");
+        assert_eq!(base_name("before global x"), "global x");
+        assert_eq!(launch_of("launch 12 `k`: global x"), Some(12));
+        assert_eq!(launch_of("before global x"), None);
     }
 
     #[test]

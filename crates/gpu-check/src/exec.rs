@@ -75,6 +75,18 @@ pub fn run(cubin: &Path, launch: &Path) -> Result<Dump, ExecError> {
         bufs.push((b.name.clone(), p, b.init.len()));
         by_name.insert(b.name.clone(), p);
     }
+    // After every launch: every buffer and global, so that a difference is
+    // attributed to the first launch after which the two runs disagree.
+    let snapshot = |dump: &mut Dump, prefix: &str| {
+        for (name, p, n) in &bufs {
+            dump.regions.push(Region {
+                name: format!("{prefix}buffer {name}"),
+                addr: *p,
+                data: d.read(*p, *n).map_err(|e| e.to_string()),
+            });
+        }
+        read_globals(dump, prefix);
+    };
     for (i, l) in lf.launches.iter().enumerate() {
         let what = format!("launch {} (line {}, `{}`)", i + 1, l.line, l.kernel);
         let r = module
@@ -92,23 +104,17 @@ pub fn run(cubin: &Path, launch: &Path) -> Result<Dump, ExecError> {
                     .map_err(|e| e.to_string())
             });
         match r {
-            Ok(()) => dump.launches_ok += 1,
+            Ok(()) => {
+                dump.launches_ok += 1;
+                snapshot(&mut dump, &format!("launch {} `{}`: ", i + 1, l.kernel));
+            }
             Err(e) => {
+                // The context is usually unusable now: no more reads.
                 dump.error = Some(format!("{what}: {e}"));
                 break;
             }
         }
     }
-    // After a failed launch the context is usually unusable: reads then fail and
-    // say so in their regions.
-    for (name, p, n) in &bufs {
-        dump.regions.push(Region {
-            name: format!("buffer {name}"),
-            addr: *p,
-            data: d.read(*p, *n).map_err(|e| e.to_string()),
-        });
-    }
-    read_globals(&mut dump, "");
     for (_, p, _) in &bufs {
         let _ = d.free(*p);
     }
