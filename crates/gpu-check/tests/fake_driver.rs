@@ -84,7 +84,8 @@ fn check(lib: &Path, b: &Path, env: &[(&str, &str)], cases: &[&str]) -> (Output,
         .args(cases)
         .env("CULINK_GPU_CHECK_LIBCUDA", lib)
         .env_remove("FAKE_CORRUPT")
-        .env_remove("FAKE_CC_MAJOR");
+        .env_remove("FAKE_CC_MAJOR")
+        .env_remove("FAKE_NO_DEVICE");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -153,6 +154,16 @@ fn fake_driver_end_to_end() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("device 0 is sm_80"), "{}", text(&o));
     assert!(md.contains("NOT RUN"), "{md}");
+
+    // The driver loads but cuInit fails: no driver either, exit 3.
+    let (o, md) = check(lib, &b, &[("FAKE_NO_DEVICE", "1")], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("no CUDA driver: cuInit failed: CUDA_ERROR_FAKE_100 (100)"),
+        "{}",
+        text(&o)
+    );
+    assert!(md.contains("NOT RUN: no CUDA driver"), "{md}");
 
     // Past the deadline, cases are NOT RUN (and never a pass).
     let out = b.join("deadline.md");

@@ -2,6 +2,7 @@
  * memory, kernels are deterministic functions of their name and launch shape.
  * Built by tests/fake_driver.rs with `cc -shared -fPIC`.
  *   FAKE_CC_MAJOR=N     report compute capability N.0 (default 9)
+ *   FAKE_NO_DEVICE=1    cuInit fails with CUDA_ERROR_NO_DEVICE (100)
  *   FAKE_CORRUPT=1      when the process runs culink's cubin, kernels write a
  *                       different byte and print a different line
  * Globals: every name gets 24 bytes: a pointer to its own byte 8, then the name. */
@@ -34,7 +35,13 @@ static int corrupt(void)
     return v;
 }
 
-CUresult cuInit(unsigned f) { (void)f; return 0; }
+CUresult cuInit(unsigned f)
+{
+    (void)f;
+    /* FAKE_NO_DEVICE=1: as on a machine with the driver but no usable GPU. */
+    const char *e = getenv("FAKE_NO_DEVICE");
+    return e && *e == '1' ? 100 /* CUDA_ERROR_NO_DEVICE */ : 0;
+}
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int *d, int o) { *d = o; return 0; }
