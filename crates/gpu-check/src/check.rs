@@ -1,8 +1,10 @@
-//! `gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]`:
+//! `gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [--no-self-check] [CASE...]`:
 //! every case of a bundle, both cubins, compared; a results table in Markdown
 //! (rewritten after every case, so a killed run still leaves its results so
 //! far). After `--deadline` seconds the remaining cases are reported NOT RUN;
-//! `--jobs` cases (default 4) run at a time.
+//! `--jobs` cases (default 4) run at a time. Unless `--no-self-check`, nvlink's
+//! cubin runs twice and must agree with itself (else the case is BROKEN:
+//! nondeterministic, not culink's fault).
 //!
 //! A bundle (built by `cargo xtask gpu-check --bundle-only`) is a directory:
 //!
@@ -15,7 +17,8 @@
 //! BUNDLE/cases/<case>/nvlink.cubin nvlink's (the committed fixture reference)
 //! ```
 //!
-//! Every (case, linker) runs in a child process `gpu-check exec`, nvlink's first.
+//! Every (case, linker) runs in a child process `gpu-check exec`: nvlink's cubin,
+//! culink's, then nvlink's again (the self-check).
 //! A case passes when both runs complete every launch and their printf output,
 //! buffers and globals (before and after the launches) agree.
 
@@ -137,8 +140,10 @@ fn run_child(exe: &Path, cubin: &Path, launch: &Path, dump: &Path, timeout: Dura
     RunOutput { dump, stdout }
 }
 
-/// Runs one case directory of a bundle.
-pub fn run_case(exe: &Path, dir: &Path, scratch: &Path) -> CaseResult {
+/// Runs one case directory of a bundle. With `self_check`, nvlink's cubin runs a
+/// second time (after culink's) and must reproduce its first run; otherwise the
+/// case is nondeterministic and reported BROKEN rather than blaming culink.
+pub fn run_case(exe: &Path, dir: &Path, scratch: &Path, self_check: bool) -> CaseResult {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -165,19 +170,41 @@ pub fn run_case(exe: &Path, dir: &Path, scratch: &Path) -> CaseResult {
     res.launches = lf.launches.len();
     let t = Instant::now();
     let timeout = Duration::from_secs(lf.timeout_s);
-    let runs: Vec<RunOutput> = LINKERS
-        .iter()
-        .map(|l| {
-            run_child(
-                exe,
-                &dir.join(format!("{l}.cubin")),
-                &launch,
-                &scratch.join(format!("{name}.{l}.dump")),
-                timeout,
-            )
-        })
-        .collect();
+    let run = |l: &str, tag: &str| {
+        run_child(
+            exe,
+            &dir.join(format!("{l}.cubin")),
+            &launch,
+            &scratch.join(format!("{name}.{tag}.dump")),
+            timeout,
+        )
+    };
+    let mut runs: Vec<RunOutput> = LINKERS.iter().map(|l| run(l, l)).collect();
+    if self_check && runs[0].dump.as_ref().is_ok_and(|d| d.error.is_none()) {
+        runs.push(run(LINKERS[0], "nvlink-again"));
+    }
     res.secs = t.elapsed().as_secs_f64();
+    if let Some(again) = runs.get(2) {
+        let labels = ("nvlink", "nvlink again");
+        let mut d = match (&runs[0].dump, &again.dump) {
+            (Ok(a), Ok(b)) => compare(a, b, labels, &lf.code_pointers),
+            (_, Err(e)) => vec![format!("second run: {e}")],
+            (Err(e), _) => vec![e.clone()],
+        };
+        d.extend(compare_printf(
+            &runs[0].stdout,
+            &again.stdout,
+            lf.printf == PrintfMode::Sorted,
+            labels,
+        ));
+        if !d.is_empty() {
+            res.verdict = Verdict::Broken(format!(
+                "nvlink's cubin does not reproduce its own results (nondeterministic case): {}",
+                d.join("; ")
+            ));
+            return res;
+        }
+    }
     let (nv, cu) = (&runs[0], &runs[1]);
     let nv_dump = match &nv.dump {
         Ok(d) if d.error.is_none() => d,
@@ -354,9 +381,11 @@ pub fn main(args: &[String]) -> i32 {
     let mut names = Vec::new();
     let mut deadline = None;
     let mut jobs = 4usize;
+    let mut self_check = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--no-self-check" => self_check = false,
             "--jobs" => match it.next().and_then(|d| d.parse::<usize>().ok()) {
                 Some(j) => jobs = j,
                 None => {
@@ -388,7 +417,7 @@ pub fn main(args: &[String]) -> i32 {
     }
     let Some(bundle) = bundle else {
         eprintln!(
-            "usage: gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]"
+            "usage: gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [--no-self-check] [CASE...]"
         );
         return 2;
     };
@@ -497,7 +526,7 @@ pub fn main(args: &[String]) -> i32 {
                         printf_lines: 0,
                         secs: 0.0,
                     },
-                    _ => run_case(&exe, d, &scratch),
+                    _ => run_case(&exe, d, &scratch, self_check),
                 };
                 let line = match &r.verdict {
                     Verdict::Pass => "PASS".to_string(),

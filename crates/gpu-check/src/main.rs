@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [CASE...]
+  gpu-check check BUNDLE [--out FILE] [--deadline SECS] [--jobs N] [--no-self-check] [CASE...]
                                                   run every case of a bundle, compare culink's and nvlink's cubins
   gpu-check probe                                 print the CUDA device and driver (exit 3 without a driver)
   gpu-check exec CUBIN LAUNCH_TXT DUMP            one run (internal; used by `check`)

@@ -65,6 +65,7 @@ fn bundle() -> PathBuf {
         None,
     );
     case("fault", "buffer out 64\nlaunch fault args out\n", None);
+    case("flaky", "buffer out 64\nlaunch flaky args out\n", None);
     case(
         "badimage",
         "buffer out 64\nlaunch k args out\n",
@@ -85,7 +86,8 @@ fn check(lib: &Path, b: &Path, env: &[(&str, &str)], cases: &[&str]) -> (Output,
         .env("CULINK_GPU_CHECK_LIBCUDA", lib)
         .env_remove("FAKE_CORRUPT")
         .env_remove("FAKE_CC_MAJOR")
-        .env_remove("FAKE_NO_DEVICE");
+        .env_remove("FAKE_NO_DEVICE")
+        .env_remove("FAKE_FLAKY");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -143,6 +145,14 @@ fn fake_driver_end_to_end() {
     assert!(md.contains("| fault | BROKEN |"), "{md}");
     assert!(md.contains("CUDA_ERROR_FAKE_700"), "{md}");
 
+    // A case whose reference run does not reproduce itself is BROKEN, not FAIL.
+    let (o, md) = check(lib, &b, &[("FAKE_FLAKY", "1")], &["flaky"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(md.contains("| flaky | BROKEN | 1 |"), "{md}");
+    assert!(md.contains("does not reproduce its own results"), "{md}");
+    let (o, _) = check(lib, &b, &[], &["flaky"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
     // culink's cubin does not load.
     let (o, md) = check(lib, &b, &[], &["badimage"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
@@ -177,7 +187,7 @@ fn fake_driver_end_to_end() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let md = std::fs::read_to_string(&out).unwrap();
-    assert!(md.contains("**0 of 3 cases pass**"), "{md}");
+    assert!(md.contains("**0 of 4 cases pass**"), "{md}");
     assert!(md.contains("| good | NOT RUN |"), "{md}");
 
     // probe works with a driver.

@@ -3,6 +3,7 @@
  * Built by tests/fake_driver.rs with `cc -shared -fPIC`.
  *   FAKE_CC_MAJOR=N     report compute capability N.0 (default 9)
  *   FAKE_NO_DEVICE=1    cuInit fails with CUDA_ERROR_NO_DEVICE (100)
+ *   FAKE_FLAKY=1        kernels named "flaky" write the process id (differs per run)
  *   FAKE_CORRUPT=1      when the process runs culink's cubin, kernels write a
  *                       different byte and print a different line
  * Globals: every name gets 24 bytes: a pointer to its own byte 8, then the name. */
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 
@@ -148,6 +150,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         memcpy(&w[3], params[1], 4);
     if (corrupt())
         w[0] += 1;
+    const char *fl = getenv("FAKE_FLAKY");
+    if (fl && *fl == '1' && strcmp(name, "flaky") == 0)
+        w[3] = (uint32_t)getpid();
     memcpy((void *)(uintptr_t)out, w, sizeof w);
     printf("fake %s grid %u block %u%s\n", name, gx, bx, corrupt() ? " (culink)" : "");
     return 0;
