@@ -33,10 +33,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "tex_surf_multi",
         "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
     ),
-    (
-        "gpu_fnptr_tables",
-        "nvlink's .nv.callgraph keeps three identical INDIRECT_CALLS entries (_Z4kopsPi, prototype #iii: one per unrolled indirect call) where culink writes one",
-    ),
 ];
 
 /// The options of `case`'s link at `sm`, as the CLI would build them.
