@@ -123,13 +123,20 @@ pub(crate) fn parse_all<'d>(
     diags: &mut Diags,
 ) -> std::result::Result<Vec<InputFile<'d>>, LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = blobs.len()).entered();
-    let results: Vec<Result<InputFile<'d>>> = blobs
+    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = blobs
         .par_iter()
         .enumerate()
-        .map(|(i, nb)| parse_one(FileId(i as u32), nb, arch))
+        .map(|(i, nb)| {
+            let mut warning = None;
+            let r = parse_one(FileId(i as u32), nb, arch, &mut warning);
+            (r, warning)
+        })
         .collect();
     let mut files = Vec::with_capacity(results.len());
-    for r in results {
+    for (r, warning) in results {
+        if let Some(w) = warning {
+            diags.warning(w);
+        }
         match r {
             Ok(f) => files.push(f),
             Err(e) => diags.error(e),
@@ -139,7 +146,12 @@ pub(crate) fn parse_all<'d>(
     Ok(files)
 }
 
-fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFile<'d>> {
+fn parse_one<'d>(
+    id: FileId,
+    nb: &'d NamedBlob,
+    arch: SmArch,
+    warning: &mut Option<Error>,
+) -> Result<InputFile<'d>> {
     let data = nb.bytes();
     let name = nb.name.as_str();
     let kind = describe_kind(data);
@@ -168,7 +180,10 @@ fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFil
         .in_file(name));
     }
     let in_arch = cubin.arch();
-    if !arch_compatible(in_arch, arch) {
+    let variant = super::blackwell::input_variant(&cubin);
+    if !super::blackwell::arch_compatible(in_arch, variant, arch) {
+        *warning = super::blackwell::limited_output_warning(in_arch, arch, name)
+            .map(|w| Error::new(ErrorKind::Arch, w).in_file(name));
         return Err(Error::new(
             ErrorKind::Arch,
             format!("input is for {in_arch}, which does not match the target {arch}"),
@@ -219,13 +234,4 @@ fn parse_one<'d>(id: FileId, nb: &'d NamedBlob, arch: SmArch) -> Result<InputFil
         owner,
         func_sym,
     })
-}
-
-/// Whether an object built for `input` may be linked into an image for `target`.
-///
-/// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
-/// major family too (sm_80 objects link into sm_86 and sm_89 images), never
-/// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
-pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
-    input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }

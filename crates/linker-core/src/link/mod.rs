@@ -18,6 +18,7 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
+mod blackwell;
 mod layout;
 mod live;
 mod load;

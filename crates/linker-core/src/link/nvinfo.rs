@@ -420,7 +420,10 @@ pub(crate) fn create_sections(
     ra.section_symbol = true;
     ra.size = REL_ACTION.len() as u64;
     ra.body = Body::Bytes(REL_ACTION.to_vec());
-    plan.add(ra);
+    // nvlink writes no action table into Blackwell images.
+    if !plan.arch.is_blackwell_or_later() {
+        plan.add(ra);
+    }
     Ok(m)
 }
 
@@ -745,7 +748,9 @@ pub(crate) fn build(
                 for rec in
                     compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
-                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE {
+                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE
+                        && !arch.is_blackwell_or_later()
+                    {
                         continue;
                     }
                     let owned = rec.to_owned_record();
@@ -764,6 +769,7 @@ pub(crate) fn build(
                 }
             }
         }
+        super::blackwell::adjust_compat(&mut merged, arch);
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;
         results.push((id, bytes));

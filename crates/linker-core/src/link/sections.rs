@@ -547,6 +547,10 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         o.flags = SHF_WRITE | SHF_ALLOC;
         o.align = 16;
         o.body = Body::NoBits;
+        // Blackwell images size it like a kernel's reserved shared window.
+        if arch.is_blackwell_or_later() {
+            o.size = SM90_SHARED_RESERVE;
+        }
         plan.add(o);
     }
     plan
