@@ -436,7 +436,7 @@ fn set_bytes(plan: &mut Plan, id: OutSecId, bytes: Vec<u8>) {
 /// Renumbers the symbol fields of one record; `None` when a referenced symbol was dropped.
 /// List attributes (`EIATTR_EXTERNS`) keep only the symbols that are still
 /// external after the link (`still_external`).
-fn renumber(
+pub(crate) fn renumber(
     rec: &eiattr::Record<'_>,
     map: &impl Fn(u32) -> Option<u32>,
     still_external: &impl Fn(u32) -> bool,

@@ -361,7 +361,7 @@ pub(crate) const STT_CUDA_SAMPLER: u8 = 11;
 /// Surface reference symbol type.
 pub(crate) const STT_CUDA_SURFACE: u8 = 12;
 
-fn is_texture_kind(ty: u8) -> bool {
+pub(crate) fn is_texture_kind(ty: u8) -> bool {
     matches!(ty, STT_CUDA_TEXTURE | STT_CUDA_SAMPLER | STT_CUDA_SURFACE)
 }
 

@@ -132,11 +132,8 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
             } else {
                 s.size
             };
-            (!matches!(s.body, Body::NoBits) && s.role != Role::Null && len > 0).then_some((
-                layout.offsets[id.0 as usize],
-                len,
-                id,
-            ))
+            (!matches!(s.body, Body::NoBits | Body::Alias(_)) && s.role != Role::Null && len > 0)
+                .then_some((layout.offsets[id.0 as usize], len, id))
         })
         .collect();
     spans.sort_unstable();
@@ -190,7 +187,7 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
                     }
                     Ok(())
                 }
-                Body::NoBits => Ok(()),
+                Body::NoBits | Body::Alias(_) => Ok(()),
             }
         })?;
     Ok(out)
