@@ -16,12 +16,21 @@
 //!   `a` variant, and `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` kept (sm_90 and
 //!   older drop it) with the value ptxas writes for the target SM.
 //! - No `.nv.rel.action` section.
+//! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
+//!   ptxas writes one per function): units whose FDEs all describe dead
+//!   functions are dropped (sm_90 and older keep them with the range cleared),
+//!   and every FDE's CIE pointer is the output offset of its unit's CIE (ptxas'
+//!   relocation addends assume 0x70-byte units where the units are 0x68 long;
+//!   nvlink writes the true offsets).
 
+use super::sections::{Body, Plan, Role};
+use super::symbols::{SymRef, SymbolDb};
+use super::InputFile;
 use crate::arch::{ArchVariant, SmArch};
 use crate::cubin::compat::{self, EiCompat};
 use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
 use crate::cubin::Cubin;
-use crate::elf::SHT_CUDA_COMPAT;
+use crate::elf::{SHT_CUDA_COMPAT, STT_SECTION};
 
 /// The `a`/`f` variant an input was compiled for, as far as the object tells
 /// (`f` objects are indistinguishable from plain ones: reported as `Base`).
@@ -95,6 +104,160 @@ pub(crate) fn adjust_compat(merged: &mut [OwnedRecord<EiCompat>], target: SmArch
             _ => {}
         }
     }
+}
+
+/// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).
+#[derive(Debug, Clone, Copy)]
+struct FrameEntry {
+    start: usize,
+    end: usize,
+    is_cie: bool,
+}
+
+/// Splits a `.debug_frame` into entries; `None` when it is not the 64-bit
+/// format ptxas writes.
+fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < data.len() {
+        let head = data.get(at..at + 20)?;
+        if head[..4] != [0xff; 4] {
+            return None;
+        }
+        let len = usize::try_from(u64::from_le_bytes(head[4..12].try_into().ok()?)).ok()?;
+        let end = at.checked_add(12)?.checked_add(len)?;
+        if end > data.len() {
+            return None;
+        }
+        let id = u64::from_le_bytes(head[12..20].try_into().ok()?);
+        out.push(FrameEntry {
+            start: at,
+            end,
+            is_cie: id == u64::MAX,
+        });
+        at = end;
+    }
+    Some(out)
+}
+
+/// Rebuilds the merged `.debug_frame` of a Blackwell image (see the module
+/// documentation): dead functions' units dropped, CIE pointers recomputed,
+/// kept relocations moved with their entries. Runs after `relocate::classify`.
+pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &mut Plan) {
+    if !plan.arch.is_blackwell_or_later() {
+        return;
+    }
+    let Some(id) = plan
+        .sections
+        .iter()
+        .position(|s| s.role == Role::Debug && s.name == ".debug_frame")
+        .map(|i| super::OutSecId(i as u32))
+    else {
+        return;
+    };
+    let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
+        return;
+    };
+    // Every piece must parse; otherwise keep nvlink-agnostic concatenation.
+    let mut parsed = Vec::with_capacity(pieces.len());
+    for p in &pieces {
+        let f = &files[p.file.0 as usize];
+        match frame_entries(f.cubin.sections[p.section as usize].data) {
+            Some(e) => parsed.push(e),
+            None => return,
+        }
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    // (old output offset range start, end, new start) of every kept entry.
+    let mut moved: Vec<(u64, u64, u64)> = Vec::new();
+    for (p, entries) in pieces.iter().zip(&parsed) {
+        let f = &files[p.file.0 as usize];
+        let fid = p.file.0 as usize;
+        let sec = &f.cubin.sections[p.section as usize];
+        // Function symbol of each FDE, from the input relocation at its
+        // initial_location (entry start + 20).
+        let mut loc_sym: std::collections::HashMap<u64, u32> = Default::default();
+        for rs in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|r| r.is_reloc() && r.info == sec.index)
+        {
+            for r in f.cubin.relocs(rs) {
+                let sym = &f.cubin.symbols[r.sym as usize];
+                if sym.ty() != STT_SECTION {
+                    loc_sym.insert(r.offset, r.sym);
+                }
+            }
+        }
+        let live_fn = |sym: u32| -> bool {
+            db.resolve(SymRef {
+                file: p.file,
+                index: sym,
+            })
+            .is_some_and(|d| {
+                files[d.file.0 as usize].cubin.symbols[d.index as usize]
+                    .section()
+                    .is_some_and(|s| plan.placement[d.file.0 as usize][s as usize].is_some())
+            })
+        };
+        // Units: a CIE and the FDEs after it.
+        let mut units: Vec<Vec<FrameEntry>> = Vec::new();
+        for e in entries {
+            if e.is_cie || units.is_empty() {
+                units.push(Vec::new());
+            }
+            units.last_mut().expect("pushed").push(*e);
+        }
+        let mut data = sec.data.to_vec();
+        for patch in &plan.patches[fid][p.section as usize] {
+            let _ = crate::reloc::apply::apply_resolved(
+                patch.rtype,
+                &mut data[patch.offset as usize..],
+                patch.value,
+                patch.bank,
+            );
+        }
+        for unit in units {
+            let fdes: Vec<&FrameEntry> = unit.iter().filter(|e| !e.is_cie).collect();
+            let live = fdes.is_empty()
+                || fdes.iter().any(|e| {
+                    loc_sym
+                        .get(&(e.start as u64 + 20))
+                        .is_some_and(|&s| live_fn(s))
+                });
+            if !live {
+                continue;
+            }
+            let mut cie_out: Option<u64> = None;
+            for e in unit {
+                let new = bytes.len() as u64;
+                let mut chunk = data[e.start..e.end].to_vec();
+                if e.is_cie {
+                    cie_out = Some(new);
+                } else if let Some(c) = cie_out {
+                    chunk[12..20].copy_from_slice(&c.to_le_bytes());
+                }
+                bytes.extend_from_slice(&chunk);
+                moved.push((p.offset + e.start as u64, p.offset + e.end as u64, new));
+            }
+        }
+    }
+    plan.kept.retain_mut(|k| {
+        if k.target != id {
+            return true;
+        }
+        match moved.iter().find(|m| k.offset >= m.0 && k.offset < m.1) {
+            Some(m) => {
+                k.offset = k.offset - m.0 + m.2;
+                true
+            }
+            None => false,
+        }
+    });
+    let s = plan.sec_mut(id);
+    s.size = bytes.len() as u64;
+    s.body = Body::Bytes(bytes);
 }
 
 #[cfg(test)]

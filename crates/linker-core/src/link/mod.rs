@@ -145,6 +145,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     // Phase 5: relocations: patches and kept entries; undefined references.
     relocate::classify(&files, &db, &live, &mut plan, &mut diags);
     diags.checkpoint()?;
+    blackwell::rebuild_debug_frame(&files, &db, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
