@@ -106,6 +106,44 @@ pub(crate) fn adjust_compat(merged: &mut [OwnedRecord<EiCompat>], target: SmArch
     }
 }
 
+/// Alignment of the first texture/surface handle slot after the largest
+/// parameter bank: 16 on Blackwell (measured with banks of 0x388..0x394 bytes:
+/// slots from 0x390, 0x390, 0x390, 0x3a0), 4 before.
+pub(crate) fn handle_slot_align(arch: SmArch) -> u64 {
+    if arch.is_blackwell_or_later() {
+        16
+    } else {
+        4
+    }
+}
+
+/// `EIATTR_BINDLESS_TEXTURE_BANK` and `EIATTR_BINDLESS_SURFACE_BANK` (bank 0),
+/// which nvlink appends to the `.nv.info.<k>` of every Blackwell kernel given
+/// handle slots in its parameter bank.
+pub(crate) fn bindless_bank_records(
+    plan: &Plan,
+    func: &super::live::Func,
+) -> Vec<OwnedRecord<crate::cubin::eiattr::EiAttr>> {
+    use crate::cubin::eiattr::EiAttr;
+    if !plan.arch.is_blackwell_or_later() {
+        return Vec::new();
+    }
+    let Some(text) = plan.placement[func.key.file.0 as usize][func.key.text as usize] else {
+        return Vec::new();
+    };
+    let has_slots = plan
+        .tex_used
+        .iter()
+        .any(|(c0, _)| plan.sec(*c0).info == super::sections::InfoTo::Section(text.out));
+    if !has_slots {
+        return Vec::new();
+    }
+    vec![
+        OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_TEXTURE_BANK, 0),
+        OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_SURFACE_BANK, 0),
+    ]
+}
+
 /// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).
 #[derive(Debug, Clone, Copy)]
 struct FrameEntry {

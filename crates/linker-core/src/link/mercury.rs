@@ -736,7 +736,39 @@ impl<'d> Mercury<'d> {
         let mut out: Vec<u8> = vec![0; 24];
         self.main_to_merc = vec![0; n_main];
         let mut first_global: Option<u32> = None;
+        // A kernel's parameter-bank section symbol has, as Mercury twin, the
+        // section symbol of its header-index table (when it has one).
+        let mut table_of_bank: HashMap<u32, (OutSecId, String)> = HashMap::new();
+        for (&cap, (table, _)) in &self.header_tables {
+            let Some(&(_, _, _, text_out)) = self.texts.iter().find(|t| t.2 == cap) else {
+                continue;
+            };
+            for (i, sec) in plan.sections.iter().enumerate() {
+                if sec.role == Role::Const0 && sec.info == InfoTo::Section(text_out) {
+                    let j = syms.section_symbol(OutSecId(i as u32));
+                    let name = plan.sec(*table).name.replacen(".nv.merc", "", 1);
+                    table_of_bank.insert(j, (*table, name));
+                }
+            }
+        }
         for (j, c) in cand.iter().enumerate() {
+            if let Some((table, name)) = table_of_bank.get(&(j as u32)) {
+                let idx = (out.len() / 24) as u32;
+                self.section_syms.entry(*table).or_insert(idx);
+                self.main_to_merc[j] = idx;
+                let name_off = *str_off.entry(name.clone()).or_insert_with(|| {
+                    let o = strtab.len() as u32;
+                    strtab.extend_from_slice(name.as_bytes());
+                    strtab.push(0);
+                    o
+                });
+                out.extend_from_slice(&name_off.to_le_bytes());
+                out.push(STT_SECTION);
+                out.push(0);
+                out.extend_from_slice(&(plan.index(*table) as u16).to_le_bytes());
+                out.extend_from_slice(&[0; 16]);
+                continue;
+            }
             let Some((fid, i, _)) = *c else { continue };
             let f = &files[fid.0 as usize];
             let ms = self.syms[fid.0 as usize][i as usize];

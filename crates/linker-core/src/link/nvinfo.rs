@@ -724,6 +724,7 @@ pub(crate) fn build(
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
+        out.extend(super::blackwell::bindless_bank_records(plan, func));
         if recursive_kernels.contains(&fi) {
             out.push(OwnedRecord::words(
                 EiAttr::EIATTR_CRS_STACK_SIZE,

@@ -197,7 +197,8 @@ pub(crate) fn classify(
                             if fresh {
                                 plan.kept.push(KeptReloc {
                                     target: const0,
-                                    rela: false,
+                                    // Blackwell images carry them as RELA.
+                                    rela: plan.arch.is_blackwell_or_later(),
                                     offset: slot,
                                     rtype: header_index_type(sym.ty()),
                                     sym: SymTarget::Input(here),
@@ -401,7 +402,8 @@ fn texture_slot(
             .map(|s| s.size)
             .max()
             .unwrap_or(0);
-        plan.tex_base = Some(base.div_ceil(4) * 4);
+        let a = super::blackwell::handle_slot_align(plan.arch);
+        plan.tex_base = Some(base.div_ceil(a) * a);
     }
     let base = plan.tex_base.unwrap_or(0);
     let off = match plan.tex_slots.iter().position(|n| n == name) {
