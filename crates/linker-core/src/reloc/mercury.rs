@@ -82,7 +82,7 @@ const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
 /// All 65 R_MERCURY types, indexed by `type - 0x10000`.
 pub const R_MERCURY_TABLE: [RelocDesc; R_MERCURY_COUNT] = [
     RelocDesc {
-        code: R_MERCURY_BASE + 0,
+        code: R_MERCURY_BASE,
         name: "R_MERCURY_NONE",
         class: ResolverClass::None,
         actions: &[],
