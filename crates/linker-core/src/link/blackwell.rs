@@ -13,7 +13,7 @@
 //!   then the arch-mismatch error.
 //! - **`.nv.compat`** of the output: the inputs' attributes, with
 //!   `EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET` = 1 exactly when the *target* is an
-//!   `a` variant, and `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` kept (sm_90 and
+//!   `a` variant (this one holds for sm_90a too), and `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` kept (sm_90 and
 //!   older drop it) with the value ptxas writes for the target SM.
 //! - No `.nv.rel.action` section.
 //! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
@@ -86,19 +86,18 @@ pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     [first, 0, 0, 0, 0, 0, 0, 0]
 }
 
-/// Applies the Blackwell rules to the merged `.nv.compat` records of the
-/// output: the accelerator-target flag follows the target's variant, and the
-/// fast-path finalization value is the target SM's. Nothing changes below sm_100.
+/// Applies nvlink's target rules to the merged `.nv.compat` records of the
+/// output: the accelerator-target flag follows the *target's* variant (any
+/// arch: an `sm_90a` link of `sm_90` objects writes 1, an `sm_90` link of
+/// `sm_90a` objects 0), and on Blackwell the fast-path finalization value is
+/// the target SM's.
 pub(crate) fn adjust_compat(merged: &mut [OwnedRecord<EiCompat>], target: SmArch) {
-    if !target.is_blackwell_or_later() {
-        return;
-    }
     for r in merged.iter_mut() {
         match r.attr {
             EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET => {
                 r.value = OwnedValue::Byte(u8::from(target.variant == ArchVariant::Specific));
             }
-            EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE => {
+            EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE if target.is_blackwell_or_later() => {
                 r.value = OwnedValue::Bytes(fastpath_finalize_value(target).to_vec());
             }
             _ => {}
