@@ -6,7 +6,9 @@
 //! contents; `sh_link`/`sh_info` by the *name* they refer to), symbols,
 //! relocations, EIATTR records, call graph and prototypes as multisets with
 //! symbol indices resolved to names, and `.note.nv.tkinfo` without its first
-//! (linker's own) note. Section order, file offsets, symbol order and program
+//! (linker's own) note; the Blackwell Mercury family (`.nv.merc.symtab`,
+//! `.nv.merc.rela.*`, `.nv.merc.nv.info*`, capsule headers) likewise, with
+//! Mercury symbol indices resolved through `.nv.merc.symtab`. Section order, file offsets, symbol order and program
 //! headers are not compared; [`check_program_headers`] checks the latter
 //! against the layout rule instead.
 

@@ -284,7 +284,9 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
         if k.target != id {
             return true;
         }
-        match moved.iter().find(|m| k.offset >= m.0 && k.offset < m.1) {
+        // `moved` is in ascending old-offset order (pieces and entries in order).
+        let i = moved.partition_point(|m| m.1 <= k.offset);
+        match moved.get(i).filter(|m| k.offset >= m.0) {
             Some(m) => {
                 k.offset = k.offset - m.0 + m.2;
                 true

@@ -118,6 +118,9 @@ pub(crate) struct Mercury<'d> {
     main_to_merc: Vec<u32>,
     /// Output Mercury section → its section symbol in `.nv.merc.symtab`.
     section_syms: HashMap<OutSecId, u32>,
+    /// Section symbols of sections the linker rebuilds (notes, call graph), by
+    /// name → main output symbol index.
+    meta_syms: HashMap<String, u32>,
 }
 
 fn is_merc(s: &crate::cubin::Section<'_>) -> bool {
@@ -627,17 +630,26 @@ impl<'d> Mercury<'d> {
             o.link = LinkTo::Section(symtab);
             self.info_module = Some(plan.add(o));
         }
+        let capsule_of: HashMap<(FileId, u32), (u32, OutSecId)> = self
+            .texts
+            .iter()
+            .map(|t| {
+                (
+                    (
+                        t.0,
+                        files[t.0 .0 as usize].cubin.sections[t.1 as usize].info,
+                    ),
+                    (t.1, t.2),
+                )
+            })
+            .collect();
         for (fi, func) in live.funcs.iter().enumerate() {
             if !live.live[fi] {
                 continue;
             }
             let f = &files[func.key.file.0 as usize];
             let fsym = f.func_sym[func.key.text as usize];
-            let Some(&(_, cap_in, cap_out, _)) = self
-                .texts
-                .iter()
-                .find(|t| t.0 == f.id && f.cubin.sections[t.1 as usize].info == fsym)
-            else {
+            let Some(&(cap_in, cap_out)) = capsule_of.get(&(f.id, fsym)) else {
                 continue;
             };
             let Some(s) = f.cubin.sections.iter().find(|s| {
@@ -656,7 +668,7 @@ impl<'d> Mercury<'d> {
     }
 
     /// Main output symbol index of input symbol `index` of `f` (0: none).
-    fn main_index(f: &InputFile<'_>, index: u32, plan: &Plan, syms: &SymTable) -> u32 {
+    fn main_index(&self, f: &InputFile<'_>, index: u32, plan: &Plan, syms: &SymTable) -> u32 {
         let Some(sym) = f.cubin.symbols.get(index as usize) else {
             return 0;
         };
@@ -664,15 +676,12 @@ impl<'d> Mercury<'d> {
             let Some(sec) = sym.section() else { return 0 };
             match plan.placement[f.id.0 as usize][sec as usize] {
                 Some(p) => syms.section_symbol(p.out),
-                None => {
-                    // Rebuilt metadata sections (notes, call graph): by name.
-                    let name = f.cubin.sections[sec as usize].name;
-                    plan.sections
-                        .iter()
-                        .position(|s| s.section_symbol && s.name == name)
-                        .map(|i| syms.section_symbol(OutSecId(i as u32)))
-                        .unwrap_or(0)
-                }
+                // Rebuilt metadata sections (notes, call graph): by name.
+                None => self
+                    .meta_syms
+                    .get(f.cubin.sections[sec as usize].name)
+                    .copied()
+                    .unwrap_or(0),
             }
         } else {
             syms.output_index(SymRef { file: f.id, index })
@@ -696,12 +705,23 @@ impl<'d> Mercury<'d> {
             _ => Vec::new(),
         };
         let n_main = main.len() / 24;
+        let mut placed = vec![false; plan.sections.len()];
+        for p in plan.placement.iter().flatten().flatten() {
+            placed[p.out.0 as usize] = true;
+        }
+        self.meta_syms = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| s.section_symbol && !placed[*i])
+            .map(|(i, s)| (s.name.clone(), syms.section_symbol(OutSecId(i as u32))))
+            .collect();
         // The Mercury twin of each main output symbol: prefer the winning definition.
         let mut cand: Vec<Option<(FileId, u32, bool)>> = vec![None; n_main];
         for f in files {
             let fid = f.id.0 as usize;
             for i in 1..self.syms[fid].len() as u32 {
-                let j = Self::main_index(f, i, plan, syms) as usize;
+                let j = self.main_index(f, i, plan, syms) as usize;
                 if j == 0 || j >= n_main {
                     continue;
                 }
@@ -848,7 +868,7 @@ impl<'d> Mercury<'d> {
         for &(fid, cap_in, cap_out, text_out) in &self.texts {
             let f = &files[fid.0 as usize];
             let fsym = f.cubin.sections[cap_in as usize].info;
-            let j = Self::main_index(f, fsym, plan, syms) as usize;
+            let j = self.main_index(f, fsym, plan, syms) as usize;
             let merc = self.main_to_merc.get(j).copied().unwrap_or(0);
             plan.sec_mut(cap_out).info = InfoTo::Raw(merc);
             let text_index = u64::from(plan.index(text_out));
@@ -863,7 +883,7 @@ impl<'d> Mercury<'d> {
 
     /// The Mercury output index of input symbol `index` of `f` (0: none).
     fn merc_index(&self, f: &InputFile<'_>, index: u32, plan: &Plan, syms: &SymTable) -> u32 {
-        let j = Self::main_index(f, index, plan, syms) as usize;
+        let j = self.main_index(f, index, plan, syms) as usize;
         self.main_to_merc.get(j).copied().unwrap_or(0)
     }
 
@@ -907,18 +927,19 @@ impl<'d> Mercury<'d> {
         }
         // Call-tree records the SASS side recomputed, per function.
         const FROM_MAIN: [EiAttr; 2] = [EiAttr::EIATTR_EXTERNS, EiAttr::EIATTR_NUM_BARRIERS];
+        let main_fn_info: HashMap<u32, Vec<u8>> = plan
+            .sections
+            .iter()
+            .filter(|o| o.role == Role::NvInfoFn)
+            .filter_map(|o| match (&o.body, o.func) {
+                (Body::Bytes(b), Some(fi)) => Some((fi, b.clone())),
+                _ => None,
+            })
+            .collect();
         for &(id, fid, sec, fi) in &self.info_fn {
             let f = &files[fid.0 as usize];
             let s = &f.cubin.sections[sec as usize];
-            let main_fn = plan
-                .sections
-                .iter()
-                .find(|o| o.role == Role::NvInfoFn && o.func == Some(fi))
-                .and_then(|o| match &o.body {
-                    Body::Bytes(b) => Some(b.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
+            let main_fn = main_fn_info.get(&fi).cloned().unwrap_or_default();
             let main_recs = eiattr::parse(&main_fn)?;
             let main_crs = main_recs.iter().any(|r| {
                 r.attr == EiAttr::EIATTR_CRS_STACK_SIZE && r.int_value() == Some(u32::MAX)
@@ -969,11 +990,15 @@ impl<'d> Mercury<'d> {
 
     /// Phase 8: serializes the kept Mercury relocations (ascending offsets).
     pub(crate) fn finish(&self, files: &[InputFile<'d>], syms: &SymTable, plan: &mut Plan) {
+        let mut by_target: HashMap<OutSecId, Vec<&Kept>> = HashMap::new();
+        for k in &self.kept {
+            by_target.entry(k.target).or_default().push(k);
+        }
         for &(target, id) in &self.rela {
-            let mut entries: Vec<(u64, u32, u32, i64)> = self
-                .kept
-                .iter()
-                .filter(|k| k.target == target)
+            let mut entries: Vec<(u64, u32, u32, i64)> = by_target
+                .remove(&target)
+                .unwrap_or_default()
+                .into_iter()
                 .map(|k| {
                     let sym = match k.sym {
                         MTarget::Null => 0,
