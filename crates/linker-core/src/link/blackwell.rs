@@ -91,7 +91,34 @@ pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
 /// arch: an `sm_90a` link of `sm_90` objects writes 1, an `sm_90` link of
 /// `sm_90a` objects 0), and on Blackwell the fast-path finalization value is
 /// the target SM's.
-pub(crate) fn adjust_compat(merged: &mut [OwnedRecord<EiCompat>], target: SmArch) {
+pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmArch) {
+    let has = |m: &Vec<OwnedRecord<EiCompat>>, a: EiCompat| m.iter().any(|r| r.attr == a);
+    // CUDA 12 objects lack some attributes nvlink 13 always writes (measured with
+    // CUDA 12.9 ptxas objects: sm_90 gets the accelerator target; sm_100 also
+    // the Mercury ISA version 1.0 and the fast-path value).
+    if !has(merged, EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET) {
+        merged.insert(
+            0,
+            OwnedRecord::bval(EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET, 0),
+        );
+    }
+    if target.is_blackwell_or_later() {
+        if !has(
+            merged,
+            EiCompat::EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION,
+        ) {
+            merged.push(OwnedRecord::hval(
+                EiCompat::EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION,
+                0x100,
+            ));
+        }
+        if !has(merged, EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE) {
+            merged.push(OwnedRecord::sval(
+                EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE,
+                Vec::new(),
+            ));
+        }
+    }
     for r in merged.iter_mut() {
         match r.attr {
             EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET => {
@@ -103,6 +130,44 @@ pub(crate) fn adjust_compat(merged: &mut [OwnedRecord<EiCompat>], target: SmArch
             _ => {}
         }
     }
+}
+
+/// The `.note.nv.cuinfo` nvlink writes when no input has one (CUDA 12 objects
+/// carry `.note.nv.cuver` instead, which nvlink drops): note version 2, the
+/// lowest input SM as virtual SM, CUDA API version 0x82 (13.0). `None` when an
+/// input has a cuinfo note. Its `sh_link` (the tkinfo section) is the caller's.
+pub(crate) fn synthesized_cuinfo(
+    files: &[InputFile<'_>],
+    target: SmArch,
+) -> Option<super::sections::OutSection> {
+    if files
+        .iter()
+        .any(|f| f.cubin.section_by_name(".note.nv.cuinfo").is_some())
+    {
+        return None;
+    }
+    let vsm = files
+        .iter()
+        .map(|f| f.cubin.arch().sm)
+        .min()
+        .unwrap_or(target.sm) as u16;
+    let mut desc = Vec::with_capacity(32);
+    desc.extend_from_slice(&12u32.to_le_bytes());
+    desc.extend_from_slice(&8u32.to_le_bytes());
+    desc.extend_from_slice(&1000u32.to_le_bytes());
+    desc.extend_from_slice(b"NVIDIA Corp\0");
+    desc.extend_from_slice(&2u16.to_le_bytes());
+    desc.extend_from_slice(&vsm.to_le_bytes());
+    desc.extend_from_slice(&0x82u32.to_le_bytes());
+    let mut o =
+        super::sections::OutSection::new(".note.nv.cuinfo", crate::elf::SHT_NOTE, Role::CuInfo);
+    o.flags = 0x0100_0040;
+    o.align = 4;
+    o.info = super::sections::InfoTo::Raw(8);
+    o.section_symbol = true;
+    o.size = desc.len() as u64;
+    o.body = Body::Bytes(desc);
+    Some(o)
 }
 
 /// Alignment of the first texture/surface handle slot after the largest
@@ -141,6 +206,23 @@ pub(crate) fn bindless_bank_records(
         OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_TEXTURE_BANK, 0),
         OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_SURFACE_BANK, 0),
     ]
+}
+
+/// On Blackwell, nvlink gives every function's `.nv.info.<fn>` (and its
+/// Mercury twin) an `EIATTR_MERCURY_ISA_VERSION`: objects from CUDA 12.9 ptxas
+/// have none per function and get 0x100 ("1.0"); CUDA 13 objects carry 0x101.
+pub(crate) fn add_default_isa_version(
+    arch: SmArch,
+    records: &mut Vec<OwnedRecord<crate::cubin::eiattr::EiAttr>>,
+) {
+    use crate::cubin::eiattr::EiAttr;
+    if arch.is_blackwell_or_later()
+        && !records
+            .iter()
+            .any(|r| r.attr == EiAttr::EIATTR_MERCURY_ISA_VERSION)
+    {
+        records.push(OwnedRecord::hval(EiAttr::EIATTR_MERCURY_ISA_VERSION, 0x100));
+    }
 }
 
 /// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).

@@ -771,7 +771,36 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        // The notes' section symbols are mirrored even when the inputs' Mercury
+        // tables lack them (CUDA 12.9 objects), as nvlink does.
+        let note_syms: HashMap<u32, OutSecId> = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s.role, Role::TkInfo | Role::CuInfo))
+            .map(|(i, _)| {
+                let id = OutSecId(i as u32);
+                (syms.section_symbol(id), id)
+            })
+            .collect();
         for (j, c) in cand.iter().enumerate() {
+            if let (None, Some(&note)) = (c, note_syms.get(&(j as u32))) {
+                let idx = (out.len() / 24) as u32;
+                self.main_to_merc[j] = idx;
+                let name = plan.sec(note).name.clone();
+                let name_off = *str_off.entry(name.clone()).or_insert_with(|| {
+                    let o = strtab.len() as u32;
+                    strtab.extend_from_slice(name.as_bytes());
+                    strtab.push(0);
+                    o
+                });
+                out.extend_from_slice(&name_off.to_le_bytes());
+                out.push(STT_SECTION);
+                out.push(0);
+                out.extend_from_slice(&(plan.index(note) as u16).to_le_bytes());
+                out.extend_from_slice(&[0; 16]);
+                continue;
+            }
             if let Some((table, name)) = table_of_bank.get(&(j as u32)) {
                 let idx = (out.len() / 24) as u32;
                 self.section_syms.entry(*table).or_insert(idx);
@@ -979,6 +1008,7 @@ impl<'d> Mercury<'d> {
                     }
                 }
             }
+            super::blackwell::add_default_isa_version(plan.arch, &mut out);
             let mut bytes = Vec::new();
             eiattr::encode_owned(&out, &mut bytes)?;
             let o = plan.sec_mut(id);

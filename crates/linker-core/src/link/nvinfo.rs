@@ -318,6 +318,10 @@ pub(crate) fn create_sections(
         o.size = cu.size;
         o.body = Body::Bytes(cu.data.to_vec());
         m.cuinfo = Some(plan.add(o));
+    } else if let Some(mut o) = super::blackwell::synthesized_cuinfo(files, plan.arch) {
+        // No input has one (CUDA 12 objects carry `.note.nv.cuver`): nvlink writes its own.
+        o.link = LinkTo::Section(tk_id);
+        m.cuinfo = Some(plan.add(o));
     }
     let any = |name: &str| {
         files
@@ -335,7 +339,9 @@ pub(crate) fn create_sections(
             .sections
             .iter()
             .any(|s| s.sh_type == SHT_CUDA_COMPAT)
-    }) {
+    }) || plan.arch.is_sm90_or_later()
+    {
+        // sm_90+ images always have one (CUDA 12 inputs have none).
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -725,6 +731,7 @@ pub(crate) fn build(
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
         out.extend(super::blackwell::bindless_bank_records(plan, func));
+        super::blackwell::add_default_isa_version(arch, &mut out);
         if recursive_kernels.contains(&fi) {
             out.push(OwnedRecord::words(
                 EiAttr::EIATTR_CRS_STACK_SIZE,
