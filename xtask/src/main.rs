@@ -4,6 +4,9 @@
 //! `run(args: &[String]) -> Result<(), String>`; adding one is one entry in
 //! [`SUBCOMMANDS`] (and its module).
 
+mod bench;
+mod bench_gen;
+mod capi_header;
 mod fixtures;
 mod nv_tools;
 mod test;
@@ -38,6 +41,19 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "test [CARGO TEST ARGS...]",
         summary: "get the NVIDIA tools, then run `cargo test --workspace` with CULINK_NV_TOOLS set",
         run: test::run,
+    },
+    Subcommand {
+        name: "bench",
+        usage: "bench [--quick] [--runs R] [--sizes N,..]",
+        summary: "time nvlink vs culink on synthetic workloads; report in target/bench/report.md",
+        run: bench::run,
+    },
+    Subcommand {
+        name: "capi-header",
+        usage: "capi-header [--check]",
+        summary:
+            "generate crates/linker-capi/include/culink.h with cbindgen (--check: compare only)",
+        run: capi_header::run,
     },
 ];
 

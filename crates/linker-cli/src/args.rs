@@ -7,7 +7,7 @@
 //! `--options-file F`, `-optf F`) hold whitespace-separated arguments; single
 //! and double quotes group words and a backslash escapes the next character.
 
-use linker_core::{InputSource, LinkOptions, SmArch};
+use linker_core::{InputSource, Library, LinkOptions, SmArch};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -36,8 +36,9 @@ impl fmt::Display for UsageError {
     }
 }
 
-/// The options `nvcc -dlink` passes to nvlink, kept for the link driver
-/// (host objects, archives and the register-link file are later work).
+/// The options `nvcc -dlink` passes to nvlink, as given (for the recorded
+/// option string; `-L`/`-l` are also copied into `LinkOptions`; the
+/// register-link file is later work).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DriverOptions {
     /// `-m64` (`-m 64`): 64-bit host (the only kind supported).
@@ -102,8 +103,18 @@ Link options:
   -w, --disable-warnings       suppress warnings
   -Werror                      treat warnings as errors
   @FILE, --options-file FILE   read more arguments from FILE
-  -m64, --register-link-binaries=F, -L DIR, -l NAME, -cpu-arch=X, --host-ccbin C
+  -L, --library-path DIR       directory searched for -l libraries (then LIBRARY_PATH)
+  -l, --library NAME           link libNAME.a (after all inputs; -lcudadevrt only when
+                               undefined symbols remain)
+  --lazy-archives              load archive members only when they define a needed
+                               symbol (culink only; default: whole archives, as nvlink)
+  --whole-archive, --no-whole-archive
+                               load the archives that follow whole even with --lazy-archives
+  --ptxas PATH                 ptxas that compiles PTX inputs (default: ptxas on PATH)
+  -m64, --register-link-binaries=F, -cpu-arch=X, --host-ccbin C
                                accepted as nvcc -dlink passes them
+Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
+nvcc -dc, archives (also thin) of those, PTX.
   --version, --help
 Environment: CULINK_LOG=<filter> enables tracing output (e.g. CULINK_LOG=debug).
 ";
@@ -204,6 +215,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("cpu-arch", &["cpu-arch"]),
     ("host-ccbin", &["host-ccbin"]),
     ("kernels-used", &["kernels-used"]),
+    ("ptxas", &["ptxas"]),
 ];
 
 /// Flag options: (canonical name, spellings without leading dashes).
@@ -214,6 +226,9 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("version", &["version", "V"]),
     ("help", &["help", "h"]),
     ("m64", &["m64"]),
+    ("lazy-archives", &["lazy-archives"]),
+    ("whole-archive", &["whole-archive"]),
+    ("no-whole-archive", &["no-whole-archive"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -273,9 +288,15 @@ fn lookup(
 fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut cmd = LinkCommand::default();
     let mut arch_text: Option<String> = None;
+    let mut whole_archive = false;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "-" || !a.starts_with('-') {
+            if whole_archive {
+                cmd.options
+                    .whole_archive_inputs
+                    .push(cmd.options.inputs.len());
+            }
             cmd.options
                 .inputs
                 .push(InputSource::File(PathBuf::from(&a)));
@@ -296,6 +317,9 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "Werror" => cmd.options.warnings_as_errors = true,
                 "version" => return Ok(Command::Version),
                 "help" => return Ok(Command::Help),
+                "lazy-archives" => cmd.options.lazy_archives = true,
+                "whole-archive" => whole_archive = true,
+                "no-whole-archive" => whole_archive = false,
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -318,8 +342,18 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         match canon {
             "arch" => arch_text = Some(value),
             "o" => cmd.output = Some(PathBuf::from(value)),
-            "L" => cmd.driver.library_paths.push(value),
-            "l" => cmd.driver.libraries.push(value),
+            "L" => {
+                cmd.options.library_paths.push(PathBuf::from(&value));
+                cmd.driver.library_paths.push(value);
+            }
+            "l" => {
+                cmd.options.libraries.push(Library {
+                    name: value.clone(),
+                    whole_archive,
+                });
+                cmd.driver.libraries.push(value);
+            }
+            "ptxas" => cmd.options.ptxas = Some(PathBuf::from(value)),
             "m" => {
                 if value != "64" {
                     return Err(UsageError::fatal(format!(
@@ -461,6 +495,42 @@ mod tests {
                 "-arch sm_90 -m 64 -l cudadevrt -L /cuda/lib64/stubs,/cuda/lib64 -cpu-arch X86_64 "
             )
         );
+    }
+
+    #[test]
+    fn library_and_input_kind_options() {
+        let c = link(&[
+            "-arch=sm_90",
+            "--lazy-archives",
+            "a.o",
+            "--whole-archive",
+            "libw.a",
+            "-lw",
+            "--no-whole-archive",
+            "libl.a",
+            "-L",
+            "/d",
+            "-lcudadevrt",
+            "--ptxas=/opt/ptxas",
+            "-o",
+            "x",
+        ]);
+        let o = &c.options;
+        assert!(o.lazy_archives);
+        assert_eq!(o.inputs.len(), 3);
+        assert_eq!(o.whole_archive_inputs, vec![1]);
+        assert_eq!(
+            o.libraries,
+            vec![
+                Library {
+                    name: "w".into(),
+                    whole_archive: true
+                },
+                Library::new("cudadevrt")
+            ]
+        );
+        assert_eq!(o.library_paths, vec![PathBuf::from("/d")]);
+        assert_eq!(o.ptxas, Some(PathBuf::from("/opt/ptxas")));
     }
 
     #[test]

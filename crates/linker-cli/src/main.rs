@@ -166,7 +166,7 @@ fn link(cmd: LinkCommand) -> ExitCode {
             }
         }
     }
-    tracing::debug!(driver = ?cmd.driver, "driver options (not used yet)");
+    tracing::debug!(driver = ?cmd.driver, "driver options");
     let print_diags = |diags: &[linker_core::Diagnostic]| {
         for d in diags {
             let sev = match d.severity {

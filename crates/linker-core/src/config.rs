@@ -54,6 +54,42 @@ pub struct LinkOptions {
     /// (nvlink records its normalised options there, e.g. `-arch sm_90 `).
     /// `None` records an empty string.
     pub recorded_args: Option<String>,
+    /// Directories searched for [`LinkOptions::libraries`] (`-L DIR`), in order;
+    /// the directories of the `LIBRARY_PATH` environment variable come after them.
+    pub library_paths: Vec<PathBuf>,
+    /// Libraries (`-l NAME` finds `libNAME.a`), in order. They are loaded after
+    /// every entry of [`LinkOptions::inputs`], wherever they were given (as nvlink
+    /// does). `cudadevrt` is special: it is loaded only when undefined symbols
+    /// remain after everything else, and then last.
+    pub libraries: Vec<Library>,
+    /// Lazy archives (`--lazy-archives`, culink only): load an archive member only
+    /// when it defines a symbol that is still undefined (ld style, to a fixpoint).
+    /// `false` (nvlink's behaviour): every member of every archive is loaded.
+    pub lazy_archives: bool,
+    /// Indices into [`LinkOptions::inputs`] of archives loaded whole even when
+    /// [`LinkOptions::lazy_archives`] is set (`--whole-archive` ... `--no-whole-archive`).
+    pub whole_archive_inputs: Vec<usize>,
+    /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
+    pub ptxas: Option<PathBuf>,
+}
+
+/// A library named with `-l`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Library {
+    /// The name: `-l foo` is `foo`, found as `libfoo.a`.
+    pub name: String,
+    /// Load it whole even with [`LinkOptions::lazy_archives`] (`--whole-archive`).
+    pub whole_archive: bool,
+}
+
+impl Library {
+    /// A library loaded the default way.
+    pub fn new(name: impl Into<String>) -> Self {
+        Library {
+            name: name.into(),
+            whole_archive: false,
+        }
+    }
 }
 
 /// How serious a diagnostic is.

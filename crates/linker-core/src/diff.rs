@@ -284,7 +284,7 @@ impl<'a, 'd> Side<'a, 'd> {
         for i in section_syms {
             let sym = &c.symbols[i as usize];
             let func = c.symbols.iter().find(|f| {
-                f.ty() == STT_FUNC && f.shndx == sym.shndx && f.value == 0 && f.index != i
+                f.ty() == STT_FUNC && f.section() == sym.section() && f.value == 0 && f.index != i
             });
             ids[i as usize] = match func {
                 Some(f) if ids[f.index as usize] != names[f.index as usize] => {
@@ -323,6 +323,7 @@ fn compared_section(s: &Section<'_>) -> bool {
         && s.sh_type != SHT_SYMTAB
         && s.sh_type != SHT_CUDA_MERC_SYMTAB
         && s.sh_type != SHT_CUDA_MERC_RELA
+        && s.sh_type != SHT_SYMTAB_SHNDX // compared through the symbols' sections
         && !s.is_reloc()
         && !(s.sh_type == SHT_STRTAB && (s.name == ".shstrtab" || s.name == ".strtab"))
 }
@@ -405,6 +406,11 @@ fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
         ),
         Some(false) => format!("symbol {}", sym_id(c, s.info)),
         None if s.flags & SHF_INFO_LINK != 0 && s.info != 0 && s.sh_type != SHT_NOTE => {
+            format!("section {}", c.section_name(s.info))
+        }
+        // `.note.nv.cuinfo`'s sh_info is the index of `.nv.compat` (measured:
+        // it moves with it, and is 0 on sm_75 where there is none).
+        None if s.sh_type == SHT_NOTE && s.flags & SHF_INFO_LINK != 0 && s.info != 0 => {
             format!("section {}", c.section_name(s.info))
         }
         None => format!("{:#x}", s.info),
@@ -787,11 +793,12 @@ fn sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
     c.symbols
         .iter()
         .map(|s| {
-            let sec = match s.shndx {
-                SHN_UNDEF => "UND".to_string(),
-                SHN_ABS => "ABS".to_string(),
-                SHN_COMMON => "COMMON".to_string(),
-                n => c.section_name(u32::from(n)),
+            let sec = match (s.section(), s.shndx) {
+                (Some(i), _) => c.section_name(i),
+                (None, SHN_UNDEF) => "UND".to_string(),
+                (None, SHN_ABS) => "ABS".to_string(),
+                (None, SHN_COMMON) => "COMMON".to_string(),
+                (None, n) => format!("{n:#x}"),
             };
             let name = if s.index == 0 {
                 String::new()

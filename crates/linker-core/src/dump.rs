@@ -223,11 +223,12 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
 
     writeln!(out, "\nSymbols ({}):", cubin.symbols.len())?;
     for s in &cubin.symbols {
-        let sec = match s.shndx {
-            SHN_UNDEF => "UND".to_string(),
-            SHN_ABS => "ABS".to_string(),
-            SHN_COMMON => "COMMON".to_string(),
-            n => cubin.section_name(u32::from(n)),
+        let sec = match (s.section(), s.shndx) {
+            (Some(i), _) => cubin.section_name(i),
+            (None, SHN_UNDEF) => "UND".to_string(),
+            (None, SHN_ABS) => "ABS".to_string(),
+            (None, SHN_COMMON) => "COMMON".to_string(),
+            (None, n) => format!("{n:#x}"),
         };
         writeln!(
             out,

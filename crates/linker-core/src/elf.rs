@@ -55,6 +55,8 @@ pub const SHT_NOTE: u32 = 7;
 pub const SHT_NOBITS: u32 = 8;
 /// Relocations without addends.
 pub const SHT_REL: u32 = 9;
+/// Extended section indices of the symbol table's symbols.
+pub const SHT_SYMTAB_SHNDX: u32 = 18;
 /// Local binding.
 pub const STB_LOCAL: u8 = 0;
 /// Global binding.
@@ -161,6 +163,7 @@ pub fn section_type_name(sh_type: u32) -> String {
         SHT_NOTE => "NOTE",
         SHT_NOBITS => "NOBITS",
         SHT_REL => "REL",
+        SHT_SYMTAB_SHNDX => "SYMTAB_SHNDX",
         SHT_CUDA_INFO => "CUDA_INFO",
         SHT_CUDA_CALLGRAPH => "CUDA_CALLGRAPH",
         SHT_CUDA_PROTOTYPE => "CUDA_PROTOTYPE",

@@ -12,6 +12,7 @@
 //! - [`cubin`]: the zero-copy validating reader and its sub-formats
 //!   (EIATTR streams, EICOMPAT, notes, call graph, prototypes).
 //! - [`reloc`]: the R_CUDA relocation table and the one bit-field applier.
+//! - [`input`]: input containers (fatbinary, host objects, archives, PTX).
 //! - [`dump`] and [`diff`]: the readable dump and the semantic equivalence check.
 
 pub mod arch;
@@ -21,12 +22,15 @@ pub mod diff;
 pub mod dump;
 pub mod elf;
 pub mod error;
+pub mod input;
 pub mod link;
 pub mod reloc;
 mod view;
 
 pub use arch::SmArch;
-pub use config::{Diagnostic, InputSource, LinkFailure, LinkOptions, LinkOutput, Severity};
+pub use config::{
+    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, Severity,
+};
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
 pub use link::link;

@@ -30,14 +30,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "--preserve-relocs (.nv.resolvedrela.* sections) is not implemented yet",
     ),
     (
-        "shared_multi",
-        "module-scope .shared and dynamic .shared used from device functions are not laid out per kernel window yet",
-    ),
-    (
-        "shared_visible_extern",
-        "module-scope .visible .shared variables are not allocated in each using kernel's window yet",
-    ),
-    (
         "tex_surf_multi",
         "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
     ),

@@ -171,8 +171,11 @@ pub struct Symbol<'data> {
     pub info: u8,
     /// `st_other` (CUDA uses it for entry/space flags).
     pub other: u8,
-    /// `st_shndx`.
+    /// `st_shndx` as stored (`SHN_XINDEX` when the index is extended).
     pub shndx: u16,
+    /// The real section index when `shndx` cannot hold it (from `SHT_SYMTAB_SHNDX`
+    /// for `SHN_XINDEX`, or nvlink's raw reserved-range indices in extended images), else 0.
+    pub ext_shndx: u32,
     /// `st_value`.
     pub value: u64,
     /// `st_size`.
@@ -194,6 +197,9 @@ impl Symbol<'_> {
     }
     /// The defining section index, when the symbol is defined in a real section.
     pub fn section(&self) -> Option<u32> {
+        if self.ext_shndx != 0 {
+            return Some(self.ext_shndx);
+        }
         (self.shndx != SHN_UNDEF && self.shndx < SHN_LORESERVE).then_some(u32::from(self.shndx))
     }
 }
@@ -563,6 +569,12 @@ impl<'data> Cubin<'data> {
         }
         let strdata = strtab.data;
         let nsec = self.sections.len();
+        let extended = self.header.e_shnum == 0 && !self.sections.is_empty();
+        let xindex = self
+            .sections
+            .iter()
+            .find(|s| s.sh_type == SHT_SYMTAB_SHNDX && s.link == symtab.index)
+            .map(|s| s.data);
         let mut symbols = Vec::with_capacity(symtab.data.len() / SYM_SIZE);
         for (i, e) in symtab.data.chunks_exact(SYM_SIZE).enumerate() {
             let name_offset = le::u32(e, 0).unwrap_or(0);
@@ -570,14 +582,33 @@ impl<'data> Cubin<'data> {
             let at = (i * SYM_SIZE) as u64;
             let name = name_at(strdata, name_offset, "symbol")
                 .map_err(|err| err.in_section(symtab.name).at(at))?;
+            let mut ext_shndx = 0u32;
             if shndx == SHN_XINDEX {
-                return Err(Error::new(
-                    crate::ErrorKind::Unsupported,
-                    format!("symbol #{i} uses SHN_XINDEX (extended section indices)"),
-                )
-                .in_section(symtab.name)
-                .for_symbol(name)
-                .at(at));
+                // Extended section index: the real one is in SHT_SYMTAB_SHNDX.
+                ext_shndx = xindex
+                    .and_then(|t| le::u32(t, i * 4))
+                    .ok_or_else(|| {
+                        Error::malformed(format!(
+                            "symbol #{i} uses SHN_XINDEX but no SHT_SYMTAB_SHNDX entry holds its section index"
+                        ))
+                        .in_section(symtab.name)
+                        .for_symbol(name)
+                        .at(at)
+                    })?;
+                if ext_shndx == 0 || ext_shndx as usize >= nsec {
+                    return Err(Error::malformed(format!(
+                        "symbol #{i} extended section index {ext_shndx} is out of range (have {nsec} sections)"
+                    ))
+                    .in_section(symtab.name)
+                    .for_symbol(name)
+                    .at(at));
+                }
+            }
+            // nvlink writes indices 0xff00..0xfffe raw in images that use extended
+            // numbering (only 0xffff and up go through SHN_XINDEX): in such a file
+            // a reserved-range value that names a section is that section.
+            if extended && (SHN_LORESERVE..SHN_XINDEX).contains(&shndx) && (shndx as usize) < nsec {
+                ext_shndx = u32::from(shndx);
             }
             if shndx != SHN_UNDEF && shndx < SHN_LORESERVE && shndx as usize >= nsec {
                 return Err(Error::malformed(format!(
@@ -594,6 +625,7 @@ impl<'data> Cubin<'data> {
                 info: e[4],
                 other: e[5],
                 shndx,
+                ext_shndx,
                 value: le::u64(e, 8).unwrap_or(0),
                 size: le::u64(e, 16).unwrap_or(0),
             });

@@ -1,17 +1,29 @@
-//! Phase 1: read every input and parse it.
+//! Phase 1: read every input, expand containers, parse, select.
 //!
 //! Files are memory-mapped (no copy); in-memory inputs are borrowed. The kind of
-//! an input is decided by its content, never its name. Parsing and validation
-//! run in parallel (rayon), one task per input; errors are collected in input
-//! order so the report is deterministic.
+//! an input is decided by its content, never its name (`crate::input`):
+//! cubins are used as they are; fatbinaries (alone or inside a host object's
+//! `__nv_relfatbin`) give the ELF image for the target (or their PTX, compiled
+//! by ptxas); archives give their members; PTX is compiled by ptxas. Expansion
+//! and parsing run in parallel (rayon), one task per input; diagnostics are
+//! collected in input order so the report is deterministic. Then archive
+//! members are selected (all of them, nvlink's rule; or lazily) and `-lcudadevrt`
+//! is loaded only when undefined symbols remain.
 
 use super::{Diags, FileId};
 use crate::arch::SmArch;
-use crate::config::{InputSource, LinkFailure};
+use crate::config::{InputSource, LinkFailure, LinkOptions};
 use crate::cubin::Cubin;
-use crate::elf::{EM_CUDA, ET_REL};
+use crate::elf::{ET_REL, STB_GLOBAL, STB_WEAK, STT_SECTION};
 use crate::error::{Error, ErrorKind, Result};
+use crate::input::archive::{Archive, MemberData};
+use crate::input::fatbin::Fatbin;
+use crate::input::host::HostObject;
+use crate::input::{detect, ptx, InputKind};
 use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The bytes of one input, kept alive for the whole link.
@@ -22,10 +34,25 @@ pub(crate) enum Blob {
     Owned(Arc<[u8]>),
 }
 
+/// How the members of an archive input are loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Group {
+    /// Always (objects, whole archives).
+    Always,
+    /// Only when a member defines a symbol still undefined (lazy archives).
+    Lazy,
+    /// `-lcudadevrt`: only when undefined symbols remain after everything else.
+    DevRt { lazy: bool },
+}
+
 /// One input's bytes plus the name diagnostics use for it.
 pub(crate) struct NamedBlob {
     pub name: String,
     pub blob: Blob,
+    /// The directory thin-archive members are relative to.
+    pub dir: PathBuf,
+    /// How archive members of this input are loaded.
+    pub group: Group,
 }
 
 impl NamedBlob {
@@ -33,6 +60,32 @@ impl NamedBlob {
         match &self.blob {
             Blob::Mapped(m) => m,
             Blob::Owned(b) => b,
+        }
+    }
+}
+
+/// A device image's bytes: borrowed from an input, decompressed/compiled, or a
+/// mapped thin-archive member.
+pub(crate) enum ImageBytes<'b> {
+    Borrowed(&'b [u8]),
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+/// One device ELF image to link (a candidate until selection).
+pub(crate) struct Image<'b> {
+    /// `a.o`, `libfoo.a(m.o)`.
+    pub name: String,
+    pub bytes: ImageBytes<'b>,
+    pub group: Group,
+}
+
+impl Image<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            ImageBytes::Borrowed(b) => b,
+            ImageBytes::Owned(v) => v,
+            ImageBytes::Mapped(m) => m,
         }
     }
 }
@@ -54,81 +107,348 @@ pub(crate) struct InputFile<'d> {
     pub func_sym: Vec<u32>,
 }
 
-/// Reads (maps) every input, in order.
-pub(crate) fn read_all(inputs: &[InputSource]) -> Result<Vec<NamedBlob>> {
-    let _span = tracing::info_span!("read_inputs", count = inputs.len()).entered();
-    inputs
-        .par_iter()
-        .map(|input| match input {
+fn map_file(path: &Path, name: &str) -> Result<Blob> {
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(ErrorKind::Io, format!("{what}: {e}")).in_file(name.to_string())
+    };
+    let file = std::fs::File::open(path).map_err(|e| io("cannot open input file", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| io("cannot stat input file", e))?;
+    if meta.is_dir() {
+        return Err(Error::new(ErrorKind::Io, "input is a directory").in_file(name.to_string()));
+    }
+    if meta.len() == 0 {
+        return Ok(Blob::Owned(Arc::from(Vec::new())));
+    }
+    // SAFETY: the map is read-only and lives as long as the link; a file
+    // truncated by another process while we link would fault, as with
+    // every mmap-based linker (mold, lld, wild).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io("cannot map input file", e))?;
+    Ok(Blob::Mapped(map))
+}
+
+/// Finds `libNAME.a` in the `-L` directories, then in `LIBRARY_PATH`.
+pub(crate) fn find_library(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let file = format!("lib{name}.a");
+    let env: Vec<PathBuf> = std::env::var_os("LIBRARY_PATH")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    dirs.iter()
+        .chain(env.iter())
+        .map(|d| d.join(&file))
+        .find(|p| p.is_file())
+}
+
+/// Reads (maps) every input, in order, then every `-l` library that exists.
+pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<NamedBlob>> {
+    let _span = tracing::info_span!("read_inputs", count = opts.inputs.len()).entered();
+    let lazy_default = if opts.lazy_archives {
+        Group::Lazy
+    } else {
+        Group::Always
+    };
+    let mut jobs: Vec<(InputSource, Group)> = opts
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let g = if opts.whole_archive_inputs.contains(&i) {
+                Group::Always
+            } else {
+                lazy_default
+            };
+            (input.clone(), g)
+        })
+        .collect();
+    for lib in &opts.libraries {
+        let lazy = opts.lazy_archives && !lib.whole_archive;
+        let group = if lib.name == "cudadevrt" {
+            Group::DevRt { lazy }
+        } else if lazy {
+            Group::Lazy
+        } else {
+            Group::Always
+        };
+        match find_library(&lib.name, &opts.library_paths) {
+            Some(p) => jobs.push((InputSource::File(p), group)),
+            // nvlink says nothing about a missing library; culink warns, except
+            // for cudadevrt, which nvcc always passes.
+            None if lib.name == "cudadevrt" => diags.info(
+                "library -lcudadevrt not found (libcudadevrt.a in the -L directories and LIBRARY_PATH); not loaded".to_string(),
+            ),
+            None => diags.warning(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot find -l{} (lib{}.a in the -L directories and LIBRARY_PATH)",
+                    lib.name, lib.name
+                ),
+            )),
+        }
+    }
+    jobs.into_par_iter()
+        .map(|(input, group)| match input {
             InputSource::Bytes { name, data } => Ok(NamedBlob {
-                name: name.clone(),
-                blob: Blob::Owned(data.clone()),
+                name,
+                blob: Blob::Owned(data),
+                dir: PathBuf::from("."),
+                group,
             }),
             InputSource::File(path) => {
                 let name = path.display().to_string();
-                let file = std::fs::File::open(path).map_err(|e| {
-                    Error::new(ErrorKind::Io, format!("cannot open input file: {e}"))
-                        .in_file(name.clone())
-                })?;
-                let meta = file.metadata().map_err(|e| {
-                    Error::new(ErrorKind::Io, format!("cannot stat input file: {e}"))
-                        .in_file(name.clone())
-                })?;
-                if meta.is_dir() {
-                    return Err(Error::new(ErrorKind::Io, "input is a directory").in_file(name));
-                }
-                let blob = if meta.len() == 0 {
-                    Blob::Owned(Arc::from(Vec::new()))
-                } else {
-                    // SAFETY: the map is read-only and lives as long as the link; a file
-                    // truncated by another process while we link would fault, as with
-                    // every mmap-based linker (mold, lld, wild).
-                    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| {
-                        Error::new(ErrorKind::Io, format!("cannot map input file: {e}"))
-                            .in_file(name.clone())
-                    })?;
-                    Blob::Mapped(map)
-                };
-                Ok(NamedBlob { name, blob })
+                let blob = map_file(&path, &name)?;
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+                Ok(NamedBlob {
+                    name,
+                    blob,
+                    dir,
+                    group,
+                })
             }
         })
         .collect()
 }
 
-/// What an input's bytes are, judged by content.
-fn describe_kind(data: &[u8]) -> &'static str {
-    if data.len() >= 4 && data[..4] == [0x50, 0xed, 0x55, 0xba] {
-        "a fatbinary"
-    } else if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
-        "an archive"
-    } else if data.starts_with(b"\x7fELF") {
-        if data.len() >= 20 && u16::from_le_bytes([data[18], data[19]]) != EM_CUDA {
-            "a host (non-CUDA) ELF object"
-        } else {
-            "a CUDA ELF file"
+/// What expanding one input gave: images and messages (in order).
+#[derive(Default)]
+struct Expanded<'b> {
+    images: Vec<Image<'b>>,
+    warnings: Vec<Error>,
+    infos: Vec<String>,
+}
+
+/// Context of one expansion.
+struct Ctx<'o> {
+    arch: SmArch,
+    ptxas: Option<&'o Path>,
+}
+
+impl Ctx<'_> {
+    /// The device ELF for the target from a fatbinary at `data`: borrowed when
+    /// stored plain, decompressed, or compiled from its PTX. `None` when the
+    /// fatbinary has nothing for the target.
+    fn image_of_fatbin<'x>(&self, data: &'x [u8], name: &str) -> Result<Option<Cow<'x, [u8]>>> {
+        let fb = Fatbin::parse(data)?;
+        if let Some(e) = fb.select_elf(|sm| arch_compatible(SmArch::new(sm), self.arch)) {
+            return e.contents().map(Some);
         }
-    } else if data.starts_with(b"//") || data.starts_with(b".version") {
-        "PTX text"
-    } else if data.is_empty() {
-        "an empty file"
-    } else {
-        "not a recognised input format"
+        if let Some(e) = fb.select_ptx(self.arch.sm) {
+            let text = e.contents()?;
+            let ptxas = ptx::find_ptxas(self.ptxas).map_err(|e| e.in_file(name.to_string()))?;
+            return ptx::compile(&text, name, self.arch, &ptxas).map(|v| Some(Cow::Owned(v)));
+        }
+        Ok(None)
+    }
+
+    /// Expands one non-archive input (or archive member) into at most one image.
+    /// `Ok(Err(note))`: no device code for the target (the note says why).
+    fn expand_object<'x>(
+        &self,
+        data: &'x [u8],
+        name: &str,
+    ) -> Result<std::result::Result<Cow<'x, [u8]>, Note>> {
+        let in_file = |e: Error| e.in_file(name.to_string());
+        match detect(data) {
+            InputKind::CudaElf => Ok(Ok(Cow::Borrowed(data))),
+            InputKind::Fatbin => match self.image_of_fatbin(data, name).map_err(in_file)? {
+                Some(img) => Ok(Ok(img)),
+                None => Ok(Err(Note::NoArch)),
+            },
+            InputKind::HostElf => {
+                let host = HostObject::parse(data).map_err(in_file)?;
+                let Some((section, off, fat)) = host.fatbin else {
+                    return Ok(Err(Note::NoDeviceCode));
+                };
+                let img = self
+                    .image_of_fatbin(fat, name)
+                    .map_err(|e| in_file(e.in_section(section).at(off)))?;
+                Ok(img.ok_or(Note::NoArch))
+            }
+            InputKind::Ptx => {
+                let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
+                Ok(Ok(Cow::Owned(ptx::compile(data, name, self.arch, &ptxas)?)))
+            }
+            InputKind::Archive => Err(in_file(Error::new(
+                ErrorKind::Unsupported,
+                "an archive inside an archive is not supported",
+            ))),
+            k => Err(in_file(Error::new(
+                ErrorKind::Malformed,
+                format!(
+                    "input is {}; culink links relocatable CUDA device objects, fatbinaries, host objects with device code, archives of those, and PTX",
+                    k.describe()
+                ),
+            ))),
+        }
     }
 }
 
-/// Parses every input in parallel and checks that it is a relocatable cubin for `arch`.
-pub(crate) fn parse_all<'d>(
-    blobs: &'d [NamedBlob],
+/// Why an input gave no image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Note {
+    /// A host object without a fatbinary section.
+    NoDeviceCode,
+    /// Device code, but none for the target arch.
+    NoArch,
+}
+
+fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
+    let _span = tracing::debug_span!("expand_input", input = nb.name.as_str()).entered();
+    let data = nb.bytes();
+    let mut out = Expanded::default();
+    let arch = ctx.arch;
+    if detect(data) != InputKind::Archive {
+        match ctx.expand_object(data, &nb.name)? {
+            Ok(img) => out.images.push(Image {
+                name: nb.name.clone(),
+                bytes: match img {
+                    Cow::Borrowed(b) => ImageBytes::Borrowed(b),
+                    Cow::Owned(v) => ImageBytes::Owned(v),
+                },
+                group: Group::Always,
+            }),
+            Err(Note::NoArch) => out.warnings.push(Error::new(
+                ErrorKind::Arch,
+                format!("SM Arch ('{arch}') not found in '{}'", nb.name),
+            )),
+            Err(Note::NoDeviceCode) => out.infos.push(format!(
+                "{}: host object without device code (no __nv_relfatbin or .nv_fatbin section); nothing to link",
+                nb.name
+            )),
+        }
+        return Ok(out);
+    }
+    let ar = Archive::parse(data).map_err(|e| e.in_file(nb.name.clone()))?;
+    if ar.members.is_empty() {
+        out.infos.push(format!("{}: empty archive", nb.name));
+    }
+    for m in &ar.members {
+        let mname = format!("{}({})", nb.name, m.name);
+        let at = |e: Error| e.in_file(mname.clone());
+        let result = match &m.data {
+            MemberData::Inline(bytes) => ctx.expand_object(bytes, &mname).map(|r| {
+                r.map(|img| match img {
+                    Cow::Borrowed(b) => ImageBytes::Borrowed(b),
+                    Cow::Owned(v) => ImageBytes::Owned(v),
+                })
+            }),
+            MemberData::External(rel) => {
+                let path = nb.dir.join(rel);
+                let blob = map_file(&path, &mname)?;
+                let bytes: &[u8] = match &blob {
+                    Blob::Mapped(m) => m,
+                    Blob::Owned(b) => b,
+                };
+                let r = ctx.expand_object(bytes, &mname);
+                match r {
+                    // A plain cubin member: keep the map, no copy.
+                    Ok(Ok(Cow::Borrowed(b))) if b.len() == bytes.len() => match blob {
+                        Blob::Mapped(m) => Ok(Ok(ImageBytes::Mapped(m))),
+                        Blob::Owned(o) => Ok(Ok(ImageBytes::Owned(o.to_vec()))),
+                    },
+                    Ok(Ok(img)) => Ok(Ok(ImageBytes::Owned(img.into_owned()))),
+                    Ok(Err(n)) => Ok(Err(n)),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        match result {
+            Ok(Ok(bytes)) => out.images.push(Image {
+                name: mname,
+                bytes,
+                group: nb.group,
+            }),
+            Ok(Err(Note::NoArch)) => out.infos.push(format!(
+                "{mname}: SM Arch ('{arch}') not found; member not linked"
+            )),
+            Ok(Err(Note::NoDeviceCode)) => out
+                .infos
+                .push(format!("{mname}: host object without device code; skipped")),
+            // Archives may hold other files (e.g. text); report them under -v only.
+            Err(e) if e.kind == ErrorKind::Malformed && !is_object(&m.data, nb) => {
+                out.infos.push(format!("{}; member skipped", at(e)))
+            }
+            Err(e) => return Err(at(e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an archive member looks like something culink should read (an ELF,
+/// fatbinary or PTX); anything else in an archive is skipped, not an error.
+fn is_object(data: &MemberData<'_>, nb: &NamedBlob) -> bool {
+    match data {
+        MemberData::Inline(b) => !matches!(detect(b), InputKind::Unknown | InputKind::Empty),
+        MemberData::External(rel) => {
+            let mut head = [0u8; 8];
+            std::fs::File::open(nb.dir.join(rel))
+                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                .map(|n| !matches!(detect(&head[..n]), InputKind::Unknown | InputKind::Empty))
+                .unwrap_or(true)
+        }
+    }
+}
+
+/// Expands every input (containers, archives, PTX) into device images, in
+/// parallel; `-lcudadevrt`'s images go last.
+pub(crate) fn expand_all<'b>(
+    blobs: &'b [NamedBlob],
+    opts: &LinkOptions,
     arch: SmArch,
     diags: &mut Diags,
+) -> std::result::Result<Vec<Image<'b>>, LinkFailure> {
+    let _span = tracing::info_span!("expand_inputs", count = blobs.len()).entered();
+    let ctx = Ctx {
+        arch,
+        ptxas: opts.ptxas.as_deref(),
+    };
+    let results: Vec<Result<Expanded<'b>>> =
+        blobs.par_iter().map(|nb| expand_one(nb, &ctx)).collect();
+    let mut images = Vec::new();
+    let mut devrt = Vec::new();
+    for r in results {
+        match r {
+            Ok(ex) => {
+                for w in ex.warnings {
+                    diags.warning(w);
+                }
+                for i in ex.infos {
+                    diags.info(i);
+                }
+                for img in ex.images {
+                    if matches!(img.group, Group::DevRt { .. }) {
+                        devrt.push(img);
+                    } else {
+                        images.push(img);
+                    }
+                }
+            }
+            Err(e) => diags.error(e),
+        }
+    }
+    diags.checkpoint()?;
+    images.extend(devrt);
+    Ok(images)
+}
+
+/// Parses every image in parallel, checks that it is a relocatable cubin for
+/// `arch`, then keeps the images the archive rules select (see [`select`]).
+pub(crate) fn parse_all<'d>(
+    images: &'d [Image<'_>],
+    arch: SmArch,
+    verbose: bool,
+    diags: &mut Diags,
 ) -> std::result::Result<Vec<InputFile<'d>>, LinkFailure> {
-    let _span = tracing::info_span!("parse_inputs", count = blobs.len()).entered();
-    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = blobs
+    let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
+    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = images
         .par_iter()
         .enumerate()
-        .map(|(i, nb)| {
+        .map(|(i, img)| {
             let mut warning = None;
-            let r = parse_one(FileId(i as u32), nb, arch, &mut warning);
+            let r = parse_one(FileId(i as u32), &img.name, img.bytes(), arch, &mut warning);
             (r, warning)
         })
         .collect();
@@ -143,31 +463,129 @@ pub(crate) fn parse_all<'d>(
         }
     }
     diags.checkpoint()?;
-    Ok(files)
+    let groups: Vec<Group> = images.iter().map(|i| i.group).collect();
+    let keep = select(&files, &groups);
+    let mut out = Vec::with_capacity(files.len());
+    for (f, k) in files.into_iter().zip(keep) {
+        if k {
+            out.push(f);
+        } else if verbose {
+            diags.info(format!(
+                "{}: archive member not loaded (defines no symbol the link needs)",
+                f.name
+            ));
+        }
+    }
+    for (i, f) in out.iter_mut().enumerate() {
+        f.id = FileId(i as u32);
+    }
+    Ok(out)
+}
+
+/// Global names an input defines, and the strong undefined references it needs
+/// (driver-provided functions excluded).
+fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
+    let mut defs = Vec::new();
+    let mut refs = Vec::new();
+    for s in &f.cubin.symbols {
+        let b = s.bind();
+        if (b != STB_GLOBAL && b != STB_WEAK) || s.ty() == STT_SECTION || s.name.is_empty() {
+            continue;
+        }
+        if s.is_undefined() {
+            // Weak undefined references (`__UFT*`, `__UDT*`, ...) need no definition.
+            if b == STB_GLOBAL && !super::relocate::is_driver_provided(s.name) {
+                refs.push(s.name);
+            }
+        } else {
+            defs.push(s.name);
+        }
+    }
+    (defs, refs)
+}
+
+/// Which images are linked: every `Always` image; `Lazy` members that define a
+/// symbol still undefined (repeated to a fixpoint, in image order); and the
+/// `DevRt` images only when undefined symbols remain after that (all of them,
+/// or lazily when `DevRt { lazy: true }`).
+pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group]) -> Vec<bool> {
+    let _span = tracing::debug_span!("select_members").entered();
+    let syms: Vec<(Vec<&str>, Vec<&str>)> = files.par_iter().map(defs_and_refs).collect();
+    let mut sel = Selection {
+        syms: &syms,
+        keep: groups.iter().map(|g| *g == Group::Always).collect(),
+        defined: HashSet::new(),
+        wanted: Vec::new(),
+    };
+    for i in 0..files.len() {
+        if sel.keep[i] {
+            sel.add(i);
+        }
+    }
+    sel.fixpoint(|i| groups[i] == Group::Lazy);
+    if sel.any_undefined() {
+        for (i, g) in groups.iter().enumerate() {
+            if *g == (Group::DevRt { lazy: false }) {
+                sel.keep[i] = true;
+                sel.add(i);
+            }
+        }
+        sel.fixpoint(|i| groups[i] == Group::Lazy || groups[i] == Group::DevRt { lazy: true });
+    }
+    sel.keep
+}
+
+/// The state of archive member selection.
+struct Selection<'s, 'd> {
+    /// Per image: (defined globals, undefined references).
+    syms: &'s [(Vec<&'d str>, Vec<&'d str>)],
+    keep: Vec<bool>,
+    defined: HashSet<&'d str>,
+    wanted: Vec<&'d str>,
+}
+
+impl Selection<'_, '_> {
+    fn add(&mut self, i: usize) {
+        self.defined.extend(self.syms[i].0.iter().copied());
+        self.wanted.extend(self.syms[i].1.iter().copied());
+    }
+    fn any_undefined(&self) -> bool {
+        self.wanted.iter().any(|n| !self.defined.contains(n))
+    }
+    /// Loads candidates (`pick`) that define an undefined name until nothing changes.
+    fn fixpoint(&mut self, pick: impl Fn(usize) -> bool) {
+        loop {
+            let open: HashSet<&str> = self
+                .wanted
+                .iter()
+                .copied()
+                .filter(|n| !self.defined.contains(n))
+                .collect();
+            if open.is_empty() {
+                return;
+            }
+            let mut changed = false;
+            for i in 0..self.keep.len() {
+                if !self.keep[i] && pick(i) && self.syms[i].0.iter().any(|d| open.contains(d)) {
+                    self.keep[i] = true;
+                    self.add(i);
+                    changed = true;
+                }
+            }
+            if !changed {
+                return;
+            }
+        }
+    }
 }
 
 fn parse_one<'d>(
     id: FileId,
-    nb: &'d NamedBlob,
+    name: &'d str,
+    data: &'d [u8],
     arch: SmArch,
     warning: &mut Option<Error>,
 ) -> Result<InputFile<'d>> {
-    let data = nb.bytes();
-    let name = nb.name.as_str();
-    let kind = describe_kind(data);
-    if kind != "a CUDA ELF file" {
-        let what = match kind {
-            "a fatbinary" | "an archive" | "a host (non-CUDA) ELF object" | "PTX text" => {
-                ErrorKind::Unsupported
-            }
-            _ => ErrorKind::Malformed,
-        };
-        return Err(Error::new(
-            what,
-            format!("input is {kind}; culink links relocatable CUDA device objects (ptxas -c / nvcc -dc --cubin output)"),
-        )
-        .in_file(name));
-    }
     let cubin = Cubin::parse(data).map_err(|e| e.in_file(name))?;
     if cubin.header.e_type != ET_REL {
         return Err(Error::new(
@@ -234,4 +652,15 @@ fn parse_one<'d>(
         owner,
         func_sym,
     })
+}
+
+/// Whether an object built for `input` may be linked into an image for `target`,
+/// by SM number only (fatbinary member selection; objects are checked with
+/// their `a` variant by `blackwell::arch_compatible`).
+///
+/// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
+/// major family too (sm_80 objects link into sm_86 and sm_89 images), never
+/// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
+pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
+    input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }

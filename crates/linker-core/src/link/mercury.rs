@@ -183,6 +183,13 @@ fn read_symtab<'d>(f: &InputFile<'d>) -> Result<Vec<MSym<'d>>> {
     Ok(out)
 }
 
+/// A section index as a 16-bit `st_shndx`: `SHN_XINDEX` from 0xffff on (culink
+/// writes no `.nv.merc.symtab_shndx` yet: such links are beyond the measured
+/// Blackwell behaviour, see `docs/blackwell.md`).
+fn shndx16(index: u32) -> u16 {
+    u16::try_from(index).unwrap_or(SHN_XINDEX).min(SHN_XINDEX)
+}
+
 fn align_up(v: u64, a: u64) -> u64 {
     if a <= 1 {
         v
@@ -797,7 +804,7 @@ impl<'d> Mercury<'d> {
                 out.extend_from_slice(&name_off.to_le_bytes());
                 out.push(STT_SECTION);
                 out.push(0);
-                out.extend_from_slice(&(plan.index(note) as u16).to_le_bytes());
+                out.extend_from_slice(&shndx16(plan.index(note)).to_le_bytes());
                 out.extend_from_slice(&[0; 16]);
                 continue;
             }
@@ -814,7 +821,7 @@ impl<'d> Mercury<'d> {
                 out.extend_from_slice(&name_off.to_le_bytes());
                 out.push(STT_SECTION);
                 out.push(0);
-                out.extend_from_slice(&(plan.index(*table) as u16).to_le_bytes());
+                out.extend_from_slice(&shndx16(plan.index(*table)).to_le_bytes());
                 out.extend_from_slice(&[0; 16]);
                 continue;
             }
@@ -835,7 +842,7 @@ impl<'d> Mercury<'d> {
                             } else {
                                 p.offset + ms.value
                             };
-                            (plan.index(p.out) as u16, v, Some(p.out))
+                            (shndx16(plan.index(p.out)), v, Some(p.out))
                         }
                         None => continue,
                     }

@@ -1,7 +1,9 @@
 //! The link pipeline, one phase per module.
 //!
 //! ```text
-//! load      read (mmap) and parse every input in parallel, check the arch
+//! load      read (mmap) every input and -l library, expand fatbinaries, host
+//!           objects, archives and PTX into device images, parse them in
+//!           parallel, check the arch, select archive members
 //! symbols   one global symbol table in command-line order: strong beats weak,
 //!           duplicate and size-mismatch errors collected, then stop
 //! live      functions reachable from kernels (by calls or by address); the rest is dead
@@ -26,6 +28,7 @@ mod mercury;
 mod nvinfo;
 mod relocate;
 mod sections;
+mod shared;
 mod symbols;
 mod symtab;
 mod write;
@@ -98,6 +101,11 @@ impl Diags {
     }
 }
 
+/// Stops the link with `error` after the diagnostics collected so far.
+fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
+    std::mem::take(diags).fail(error)
+}
+
 /// Links the inputs of `opts` into a final `ET_EXEC` cubin.
 ///
 /// Returns the cubin bytes and the warnings of the link, or every error found.
@@ -129,8 +137,31 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     };
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
-    let blobs = load::read_all(&opts.inputs).map_err(LinkFailure::from)?;
-    let files = load::parse_all(&blobs, arch, &mut diags)?;
+    let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
+    let images = load::expand_all(&blobs, opts, arch, &mut diags)?;
+    let files = load::parse_all(&images, arch, opts.verbose, &mut diags)?;
+    if files.is_empty() {
+        // nvlink writes an empty cubin here; culink refuses (docs/inputs.md).
+        let mut names: Vec<String> = opts
+            .inputs
+            .iter()
+            .take(8)
+            .map(|i| i.display_name())
+            .collect();
+        if opts.inputs.len() > 8 {
+            names.push("...".into());
+        }
+        return Err(diags_fail(
+            &mut diags,
+            Error::new(
+                ErrorKind::Arch,
+                format!(
+                    "no input has device code for {arch}; nothing to link (inputs: {})",
+                    names.join(", ")
+                ),
+            ),
+        ));
+    }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;

@@ -313,6 +313,7 @@ pub(crate) fn create_sections(
         o.flags = cu.flags;
         o.align = cu.addralign.max(1);
         o.link = LinkTo::Section(tk_id);
+        // sh_info names the .nv.compat section (0 without one, as on sm_75).
         o.info = InfoTo::Raw(cu.info);
         o.section_symbol = true;
         o.size = cu.size;
@@ -419,6 +420,9 @@ pub(crate) fn create_sections(
         o.link = LinkTo::SymTab;
         o.section_symbol = true;
         m.prototype = Some(plan.add(o));
+    }
+    if let (Some(cu), Some(compat)) = (m.cuinfo, m.compat) {
+        plan.sec_mut(cu).info = InfoTo::Section(compat);
     }
     let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
     ra.align = 8;
@@ -786,6 +790,7 @@ pub(crate) fn build(
     if let Some(id) = meta.callgraph {
         let mut g = CallGraph::default();
         let mut seen: HashSet<(u8, u32, u32)> = HashSet::new();
+        let mut taken_at: HashMap<u32, usize> = HashMap::new();
         for f in files {
             for s in f
                 .cubin
@@ -811,9 +816,12 @@ pub(crate) fn build(
                     // One entry per function: a later input's prototype
                     // replaces an earlier one (nvlink keeps the last).
                     if let Some(a) = out_of(f, a) {
-                        match g.address_taken.iter_mut().find(|e| e.0 == a) {
-                            Some(e) => e.1 = sig(p),
-                            None => g.address_taken.push((a, sig(p))),
+                        match taken_at.get(&a) {
+                            Some(&i) => g.address_taken[i].1 = sig(p),
+                            None => {
+                                taken_at.insert(a, g.address_taken.len());
+                                g.address_taken.push((a, sig(p)));
+                            }
                         }
                     }
                 }
@@ -853,6 +861,7 @@ pub(crate) fn build(
             called.contains(s.name) && !address_taken
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
+        let mut seen_proto: HashSet<PrototypeEntry> = HashSet::new();
         for f in files {
             for s in f
                 .cubin
@@ -871,7 +880,7 @@ pub(crate) fn build(
                             symbol: sym,
                             signature: syms.signature(f.id, e.signature).unwrap_or(e.signature),
                         };
-                        if !entries.contains(&ne) {
+                        if seen_proto.insert(ne) {
                             entries.push(ne);
                         }
                     }

@@ -224,10 +224,37 @@ pub(crate) fn classify(
                 if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
                     continue; // resolves to 0; the field already holds 0
                 }
-                if sym.is_undefined() && sym.other & STO_CUDA_SHARED != 0 {
-                    // extern .shared: the start of the kernel's dynamic window.
-                    let base = dynamic_shared_base(f, plan, rs.info);
-                    patch(plan, base.wrapping_add(r.addend as u64));
+                if let Some(sr) = super::shared::classify(files, db, here) {
+                    // Shared memory: an offset in the window of the kernel(s)
+                    // running this code (see `shared.rs`).
+                    let func = live.func_of_text[fid]
+                        .get(rs.info as usize)
+                        .copied()
+                        .flatten();
+                    let value = func.and_then(|fi| match sr {
+                        super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
+                        super::shared::SharedRef::Var(def) => plan
+                            .shared
+                            .kernels
+                            .get(&fi)
+                            .and_then(|w| w.offsets.get(&def).copied())
+                            .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                    });
+                    match value {
+                        Some(v) => patch(plan, v.wrapping_add(r.addend as u64)),
+                        None => diags.error(
+                            Error::new(
+                                ErrorKind::Unsupported,
+                                format!(
+                                    "shared-memory reference to '{}' outside any kernel's call tree",
+                                    sym.name
+                                ),
+                            )
+                            .in_file(f.name)
+                            .in_section(rs.name)
+                            .at(r.offset),
+                        ),
+                    }
                     continue;
                 }
                 // Debug info of a definition that lost to another input's: nvlink
@@ -293,18 +320,11 @@ pub(crate) fn classify(
                 } else {
                     0
                 };
-                let in_shared = dsec.sh_type == SHT_CUDA_SHARED;
                 let in_const = (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
                 let non_alloc =
                     dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 let linker_may = desc.class != ResolverClass::Driver;
-                if in_shared && linker_may {
-                    let off = plan.shared[def.file.0 as usize]
-                        .get(&dsec_idx)
-                        .and_then(|w| w.offsets.get(&def.index).copied())
-                        .unwrap_or(dsym.value);
-                    patch(plan, off.wrapping_add(r.addend as u64));
-                } else if in_const && linker_may {
+                if in_const && linker_may {
                     let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
                     patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));
                 } else if non_alloc && linker_may {
@@ -419,29 +439,14 @@ fn texture_slot(
     Some((out, off, fresh))
 }
 
-/// The dynamic shared-memory base of the kernel whose text is `text`.
-fn dynamic_shared_base(f: &InputFile<'_>, plan: &Plan, text: u32) -> u64 {
-    let fid = f.id.0 as usize;
-    f.cubin
-        .sections
-        .iter()
-        .find(|s| s.sh_type == SHT_CUDA_SHARED && s.info == text)
-        .and_then(|s| plan.shared[fid].get(&s.index))
-        .map(|w| w.dynamic_offset)
-        .unwrap_or(0)
-}
-
 /// Creates the output relocation sections (one per target section and REL/RELA kind).
 pub(crate) fn create_sections(plan: &mut Plan) {
-    let mut groups: BTreeMap<(u32, bool), ()> = BTreeMap::new();
-    for k in &plan.kept {
-        groups.insert((k.target.0, k.rela), ());
-    }
     // Creation order: by first kept relocation, for a stable, input-like order.
     let mut seen: Vec<(u32, bool)> = Vec::new();
+    let mut known: HashSet<(u32, bool)> = HashSet::new();
     for k in &plan.kept {
         let key = (k.target.0, k.rela);
-        if !seen.contains(&key) {
+        if known.insert(key) {
             seen.push(key);
         }
     }

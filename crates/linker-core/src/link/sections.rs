@@ -23,11 +23,6 @@ use crate::cubin::Section;
 use crate::elf::*;
 use std::collections::HashMap;
 
-/// Bytes nvlink (and ptxas) add to every kernel's shared window on sm_90+.
-pub(crate) const SM90_SHARED_RESERVE: u64 = 0x400;
-/// Alignment of the dynamic (`extern .shared`) window.
-pub(crate) const DYNAMIC_SHARED_ALIGN: u64 = 16;
-
 /// A resolved relocation to apply while copying an input section.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Patch {
@@ -71,6 +66,7 @@ pub(crate) enum Role {
     ShStrTab,
     StrTab,
     SymTab,
+    SymTabShndx,
     Debug,
     TkInfo,
     CuInfo,
@@ -158,24 +154,13 @@ pub(crate) struct Placement {
     pub offset: u64,
 }
 
-/// Per-kernel shared-memory facts.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SharedWindow {
-    /// Offset of each shared symbol (file-local symbol index → offset).
-    pub offsets: HashMap<u32, u64>,
-    /// End of the static allocations.
-    pub static_end: u64,
-    /// Start of the dynamic (`extern .shared`) window: `static_end` aligned.
-    pub dynamic_offset: u64,
-}
-
 /// The output plan: sections, placements, and the state later phases fill in.
 pub(crate) struct Plan {
     pub sections: Vec<OutSection>,
     /// Per file, per input section: where it landed (None: not copied).
     pub placement: Vec<Vec<Option<Placement>>>,
-    /// Per file, per input `.nv.shared.<k>` section: its allocation.
-    pub shared: Vec<HashMap<u32, SharedWindow>>,
+    /// Every kernel's shared-memory window.
+    pub shared: super::shared::SharedLayout,
     /// Per file, per input section: resolved relocations to apply when copying it.
     pub patches: Vec<Vec<Vec<Patch>>>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
@@ -225,6 +210,7 @@ impl Plan {
                 Role::ShStrTab => 1,
                 Role::StrTab => 2,
                 Role::SymTab => 3,
+                Role::SymTabShndx => 3,
                 Role::Debug => 4,
                 Role::TkInfo => 5,
                 Role::CuInfo => 6,
@@ -276,6 +262,7 @@ fn is_rebuilt(s: &Section<'_>) -> bool {
         SHT_NULL
             | SHT_STRTAB
             | SHT_SYMTAB
+            | SHT_SYMTAB_SHNDX
             | SHT_REL
             | SHT_RELA
             | SHT_NOTE
@@ -323,13 +310,14 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 /// Builds the output section list and places every kept input section.
 pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
     let _span = tracing::info_span!("sections").entered();
+    let shared = super::shared::layout(files, db, live);
     let mut plan = Plan {
         sections: Vec::new(),
         placement: files
             .iter()
             .map(|f| vec![None; f.cubin.sections.len()])
             .collect(),
-        shared: files.iter().map(|_| HashMap::new()).collect(),
+        shared,
         patches: files
             .iter()
             .map(|f| vec![Vec::new(); f.cubin.sections.len()])
@@ -404,6 +392,9 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
             if !kept[i] || is_rebuilt(s) {
                 continue;
             }
+            if plan.shared.module_sections.contains(&(f.id.0, s.index)) {
+                continue; // module-scope .shared: placed in each kernel's window
+            }
             let owner = f.owner[i];
             let role = role_of(s, owner.is_some());
             let out_type = output_type(s.sh_type);
@@ -432,16 +423,10 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                     };
                 }
                 if s.sh_type == SHT_CUDA_SHARED {
-                    let (window, align, dynamic) = shared_window(f, s, arch);
-                    any_dynamic_shared |= dynamic;
-                    let reserve = if arch.is_sm90_or_later() {
-                        SM90_SHARED_RESERVE
-                    } else {
-                        0
-                    };
-                    o.size = window.static_end + reserve;
-                    o.align = o.align.max(align);
-                    plan.shared[fid].insert(s.index, window);
+                    if let Some(w) = func.and_then(|fi| plan.shared.kernels.get(&fi)) {
+                        o.size = w.size(arch);
+                        o.align = w.align;
+                    }
                 }
                 o.body = if out_type == SHT_NOBITS {
                     Body::NoBits
@@ -550,6 +535,39 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
             plan.common.insert(*gid, Placement { out: id, offset });
         }
     }
+    // Kernels whose window holds only module-scope or dynamic shared memory
+    // get a `.nv.shared.<k>` section of their own.
+    let mut ks: Vec<u32> = plan.shared.kernels.keys().copied().collect();
+    ks.sort_unstable();
+    for ki in ks {
+        let func = &live.funcs[ki as usize];
+        let fid = func.key.file.0 as usize;
+        let f = &files[fid];
+        let has_own = f.cubin.sections.iter().any(|s| {
+            s.sh_type == SHT_CUDA_SHARED && f.owner[s.index as usize] == Some(func.key.text)
+        });
+        let w = &plan.shared.kernels[&ki];
+        any_dynamic_shared |= w.dynamic;
+        if has_own {
+            continue;
+        }
+        let (size, align, has_vars) = (w.size(arch), w.align, !w.offsets.is_empty());
+        let Some(text) = plan.placement[fid][func.key.text as usize] else {
+            continue;
+        };
+        let name = format!(".nv.shared.{}", f.cubin.symbols[func.sym as usize].name);
+        let mut o = OutSection::new(name, SHT_NOBITS, Role::NoBits);
+        o.flags = SHF_WRITE | SHF_ALLOC | SHF_INFO_LINK;
+        o.align = align;
+        o.size = size;
+        o.info = InfoTo::Section(text.out);
+        o.func = Some(ki);
+        // nvlink gives it a section symbol when it holds variables, and on
+        // sm_90+ also when it holds only the dynamic window (measured).
+        o.section_symbol = has_vars || arch.is_sm90_or_later();
+        o.body = Body::NoBits;
+        plan.add(o);
+    }
     if any_dynamic_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
@@ -557,50 +575,9 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         o.body = Body::NoBits;
         // Blackwell images size it like a kernel's reserved shared window.
         if arch.is_blackwell_or_later() {
-            o.size = SM90_SHARED_RESERVE;
+            o.size = super::shared::SM90_SHARED_RESERVE;
         }
         plan.add(o);
     }
     plan
-}
-
-/// Lays out the shared variables of one kernel's `.nv.shared.<k>` section.
-/// Input shared symbols carry their alignment in `st_value` (COMMON-style);
-/// they are placed in symbol-table order. Returns the window, the section's
-/// alignment and whether the kernel uses dynamic (`extern`) shared memory.
-fn shared_window(f: &InputFile<'_>, s: &Section<'_>, _arch: SmArch) -> (SharedWindow, u64, bool) {
-    let mut w = SharedWindow::default();
-    let mut cursor = 0u64;
-    for sym in &f.cubin.symbols {
-        if sym.section() == Some(s.index)
-            && sym.ty() != STT_SECTION
-            && sym.other & STO_CUDA_SHARED != 0
-        {
-            let a = sym.value.max(1);
-            let off = align_up(cursor, a);
-            w.offsets.insert(sym.index, off);
-            cursor = off + sym.size;
-        }
-    }
-    let static_end = cursor.max(s.size);
-    // Does this kernel's text reference an extern shared symbol?
-    let text = s.info;
-    let mut dynamic = false;
-    for rs in f
-        .cubin
-        .sections
-        .iter()
-        .filter(|r| r.is_reloc() && r.info == text)
-    {
-        for r in f.cubin.relocs(rs) {
-            let sym = &f.cubin.symbols[r.sym as usize];
-            if sym.is_undefined() && sym.other & STO_CUDA_SHARED != 0 {
-                dynamic = true;
-            }
-        }
-    }
-    w.static_end = static_end;
-    w.dynamic_offset = align_up(static_end, DYNAMIC_SHARED_ALIGN);
-    let align = if dynamic { DYNAMIC_SHARED_ALIGN } else { 1 };
-    (w, align, dynamic)
 }

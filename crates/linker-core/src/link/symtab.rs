@@ -87,6 +87,16 @@ pub(crate) fn build(
     plan: &mut Plan,
 ) -> SymTable {
     let _span = tracing::info_span!("symtab").entered();
+    // Past SHN_LORESERVE sections, symbols name their section through
+    // SHN_XINDEX and a `.symtab_shndx` table (as nvlink does for big links).
+    let extended = plan.sections.len() + 1 >= usize::from(SHN_LORESERVE);
+    if extended {
+        let mut o =
+            super::sections::OutSection::new(".symtab_shndx", SHT_SYMTAB_SHNDX, Role::SymTabShndx);
+        o.align = 4;
+        o.entsize = 4;
+        plan.add(o);
+    }
     plan.finalize_order();
     let mut syms: Vec<OutSym> = vec![OutSym {
         name: String::new(),
@@ -273,6 +283,7 @@ pub(crate) fn build(
     let mut strtab: Vec<u8> = vec![0];
     let mut offsets: HashMap<&str, u32> = HashMap::new();
     let mut symtab = Vec::with_capacity(syms.len() * 24);
+    let mut shndx_table: Vec<u8> = Vec::new();
     for s in &syms {
         let name_off = if s.name.is_empty() {
             0
@@ -284,10 +295,15 @@ pub(crate) fn build(
                 o
             })
         };
-        let shndx = match s.section {
-            Some(id) => plan.index(id) as u16,
-            None => s.shndx_raw,
+        let (shndx, ext) = match s.section {
+            // As nvlink: raw below 0xffff (also in the reserved range), SHN_XINDEX above.
+            Some(id) if plan.index(id) >= u32::from(SHN_XINDEX) => (SHN_XINDEX, plan.index(id)),
+            Some(id) => (plan.index(id) as u16, 0),
+            None => (s.shndx_raw, 0),
         };
+        if extended {
+            shndx_table.extend_from_slice(&ext.to_le_bytes());
+        }
         symtab.extend_from_slice(&name_off.to_le_bytes());
         symtab.push(s.info);
         symtab.push(s.other);
@@ -341,6 +357,12 @@ pub(crate) fn build(
         let s = plan.sec_mut(strtab_id);
         s.size = strtab.len() as u64;
         s.body = Body::Bytes(strtab);
+    }
+    if let Some(x) = plan.find_role(Role::SymTabShndx) {
+        let s = plan.sec_mut(x);
+        s.size = shndx_table.len() as u64;
+        s.body = Body::Bytes(shndx_table);
+        s.link = super::sections::LinkTo::Section(symtab_id);
     }
     {
         let s = plan.sec_mut(symtab_id);

@@ -25,6 +25,9 @@ fn put64(b: &mut [u8], o: usize, v: u64) {
     b[o..o + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// `e_flags` bit nvlink sets on images with extended section numbering.
+const EF_CUDA_EXTENDED_SECTIONS: u32 = 0x0100_0000;
+
 /// The `e_flags` of the output: the first input's layout with the target SM.
 fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
     let best = files
@@ -58,7 +61,12 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
         .map_err(|_| Error::new(crate::ErrorKind::Overflow, "output too large"))?;
     let mut out = vec![0u8; size];
     // ELF header.
-    let (osabi, abiver, flags) = output_flags(files, plan);
+    let (osabi, abiver, mut flags) = output_flags(files, plan);
+    if plan.sections.len() as u64 >= u64::from(SHN_LORESERVE) && abiver >= 8 {
+        // nvlink sets bit 24 of e_flags when the section count needs
+        // extended numbering (measured: 0x06005a04 → 0x07005a04).
+        flags |= EF_CUDA_EXTENDED_SECTIONS;
+    }
     out[..4].copy_from_slice(b"\x7fELF");
     out[4] = 2;
     out[5] = 1;
@@ -76,7 +84,14 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
     put16(&mut out, 54, PHDR_SIZE as u16);
     put16(&mut out, 56, layout.phdrs.len() as u16);
     put16(&mut out, 58, SHDR_SIZE as u16);
-    put16(&mut out, 60, plan.sections.len() as u16);
+    // Extended numbering past SHN_LORESERVE sections: e_shnum 0, the count in
+    // section 0's sh_size.
+    let count = plan.sections.len() as u64;
+    let extended = count >= u64::from(SHN_LORESERVE);
+    put16(&mut out, 60, if extended { 0 } else { count as u16 });
+    if extended {
+        put64(&mut out, layout.shoff as usize + 32, count);
+    }
     let shstrndx = plan
         .find_role(Role::ShStrTab)
         .map(|id| plan.index(id))

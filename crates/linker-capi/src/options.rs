@@ -1,0 +1,286 @@
+//! The option strings of `culinkCreate`, parsed into [`LinkOptions`].
+//!
+//! The CLI's parser lives in the `culink` binary crate (it also handles `-o`,
+//! response files and `nvcc -dlink`'s driver options, none of which mean
+//! anything in-process), so the C ABI has this small parser of its own. It takes
+//! the CLI's spellings of the options both have, plus nvJitLink's spellings:
+//!
+//! | option | effect |
+//! |---|---|
+//! | `-arch=sm_XX`, `-arch sm_XX` (one string or two), `--arch=...`, `-gpu-architecture=...` | target architecture (required) |
+//! | `-v`, `-verbose`, `--verbose`, `-time` | phase timings and statistics in the info log |
+//! | `-w`, `--disable-warnings` | no warnings in the info log |
+//! | `-Werror`, `--warning-as-error` | warnings are errors |
+//! | `-kernels-used=K[,K...]`, `-kernels-used K` (repeatable) | keep only kernels whose name contains one of these (as nvlink's) |
+//! | `-lto`, `-O0`..`-O3`, `-g`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-variables-used=S`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
+//!
+//! Anything else (including `-ptx`: culink produces cubins only) is
+//! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
+//! last one wins, as on the command line.
+
+use linker_core::arch::KNOWN_SMS;
+use linker_core::{LinkOptions, SmArch};
+use std::fmt;
+
+/// Why an option list was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionErrorKind {
+    /// An option culink does not know (or a flag given a value).
+    Unrecognized,
+    /// No `-arch` option.
+    MissingArch,
+    /// `-arch` names no architecture (`-arch=bogus`).
+    UnrecognizedArch,
+    /// `-arch` names an architecture culink does not link for.
+    UnsupportedArch,
+}
+
+/// A rejected option list: what kind of problem, and a message naming the option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionError {
+    /// The kind of problem (it picks the C ABI's result code).
+    pub kind: OptionErrorKind,
+    /// A message for people, naming the offending option.
+    pub message: String,
+}
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OptionError {}
+
+fn err(kind: OptionErrorKind, message: String) -> OptionError {
+    OptionError { kind, message }
+}
+
+/// Flags that steer PTX / LTO-IR compilation only: accepted and ignored.
+const IGNORED_FLAGS: &[&str] = &[
+    "lto",
+    "O0",
+    "O1",
+    "O2",
+    "O3",
+    "g",
+    "lineinfo",
+    "optimize-unused-variables",
+    "no-cache",
+];
+
+/// Options with a value that steer PTX / LTO-IR compilation only: accepted and ignored.
+const IGNORED_VALUED: &[&str] = &[
+    "maxrregcount",
+    "ftz",
+    "prec-div",
+    "prec-sqrt",
+    "fma",
+    "variables-used",
+    "Xptxas",
+    "split-compile",
+    "split-compile-extended",
+    "jump-table-density",
+];
+
+/// Parses `culinkCreate`'s option strings into link options (no inputs yet).
+///
+/// `recorded_args` is set to the normalised `-arch sm_XX ` string the CLI records
+/// in the output's `.note.nv.tkinfo`, so a C ABI link and a CLI link of the same
+/// inputs produce the same bytes.
+pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionError> {
+    let mut opts = LinkOptions::default();
+    let mut arch_text: Option<String> = None;
+    let mut it = args.iter().map(|s| s.as_ref().trim());
+    while let Some(a) = it.next() {
+        let Some(body) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
+            return Err(err(
+                OptionErrorKind::Unrecognized,
+                format!(
+                    "unrecognized option '{a}' (inputs are added with culinkAddData/culinkAddFile)"
+                ),
+            ));
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        // `-arch sm_90` given as one string.
+        let (name, inline) = match (inline, name.split_once(char::is_whitespace)) {
+            (None, Some((n, v))) => (n, Some(v.trim())),
+            _ => (name, inline),
+        };
+        match name {
+            "arch" | "gpu-architecture" => {
+                let value = match inline {
+                    Some(v) => v.to_string(),
+                    None => it.next().map(str::to_string).ok_or_else(|| {
+                        err(
+                            OptionErrorKind::Unrecognized,
+                            format!("option '{a}' requires a value"),
+                        )
+                    })?,
+                };
+                arch_text = Some(value);
+            }
+            "v" | "verbose" | "time" | "w" | "disable-warnings" | "Werror" | "warning-as-error" => {
+                if inline.is_some() {
+                    return Err(err(
+                        OptionErrorKind::Unrecognized,
+                        format!("option '{a}' takes no value"),
+                    ));
+                }
+                match name {
+                    "v" | "verbose" | "time" => opts.verbose = true,
+                    "w" | "disable-warnings" => opts.no_warnings = true,
+                    _ => opts.warnings_as_errors = true,
+                }
+            }
+            "kernels-used" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => it.next().ok_or_else(|| {
+                        err(
+                            OptionErrorKind::Unrecognized,
+                            format!("option '{a}' requires a value"),
+                        )
+                    })?,
+                };
+                opts.kernels_used
+                    .get_or_insert_with(Vec::new)
+                    .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from));
+            }
+            n if IGNORED_FLAGS.contains(&n) && inline.is_none() => {}
+            n if IGNORED_VALUED.contains(&n) && inline.is_some() => {}
+            "ptx" => {
+                return Err(err(
+                    OptionErrorKind::Unrecognized,
+                    "option '-ptx' is not supported: culink produces cubins only".into(),
+                ))
+            }
+            _ => {
+                return Err(err(
+                    OptionErrorKind::Unrecognized,
+                    format!("unrecognized option '{a}'"),
+                ))
+            }
+        }
+    }
+    let Some(text) = arch_text else {
+        return Err(err(
+            OptionErrorKind::MissingArch,
+            "no target architecture given; use -arch=sm_XX".into(),
+        ));
+    };
+    let arch = SmArch::parse(&text).map_err(|_| {
+        err(
+            OptionErrorKind::UnrecognizedArch,
+            format!("unrecognized architecture '{text}'"),
+        )
+    })?;
+    if !KNOWN_SMS.contains(&arch.sm) {
+        return Err(err(
+            OptionErrorKind::UnsupportedArch,
+            format!("architecture '{text}' is not supported by culink"),
+        ));
+    }
+    opts.arch = Some(arch);
+    opts.recorded_args = Some(format!("-arch {arch} "));
+    Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(args: &[&str]) -> OptionErrorKind {
+        parse_options(args).unwrap_err().kind
+    }
+
+    #[test]
+    fn arch_spellings() {
+        for args in [
+            &["-arch=sm_90"][..],
+            &["-arch", "sm_90"],
+            &["-arch sm_90"],
+            &["--arch=sm_90"],
+            &["--arch", "sm_90"],
+            &["-gpu-architecture=sm_90"],
+            &["-arch=sm_80", "-arch=sm_90"],
+        ] {
+            let o = parse_options(args).unwrap();
+            assert_eq!(o.arch, Some(SmArch::new(90)), "{args:?}");
+            assert_eq!(o.recorded_args.as_deref(), Some("-arch sm_90 "));
+            assert!(!o.verbose && !o.no_warnings && !o.warnings_as_errors);
+        }
+        assert_eq!(
+            parse_options(&["-arch=sm_90a"])
+                .unwrap()
+                .arch
+                .unwrap()
+                .to_string(),
+            "sm_90a"
+        );
+    }
+
+    #[test]
+    fn flags() {
+        let o = parse_options(&["-arch=sm_90", "-v", "-w", "-Werror"]).unwrap();
+        assert!(o.verbose && o.no_warnings && o.warnings_as_errors);
+        let o = parse_options(&["-time", "-arch=sm_90", "--warning-as-error"]).unwrap();
+        assert!(o.verbose && o.warnings_as_errors);
+        assert_eq!(o.kernels_used, None);
+        let o =
+            parse_options(&["-arch=sm_90", "-kernels-used=k1,k2", "-kernels-used", "k3"]).unwrap();
+        assert_eq!(
+            o.kernels_used,
+            Some(vec!["k1".into(), "k2".into(), "k3".into()])
+        );
+        // nvJitLink's compile options are accepted and ignored.
+        parse_options(&[
+            "-arch=sm_90",
+            "-lto",
+            "-O3",
+            "-g",
+            "-lineinfo",
+            "-maxrregcount=32",
+            "-ftz=true",
+            "-Xptxas=-v",
+            "-split-compile=0",
+            "-no-cache",
+        ])
+        .unwrap();
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(kind(&[]), OptionErrorKind::MissingArch);
+        assert_eq!(kind(&["-v"]), OptionErrorKind::MissingArch);
+        assert_eq!(kind(&["-arch"]), OptionErrorKind::Unrecognized);
+        assert_eq!(kind(&["-arch=bogus"]), OptionErrorKind::UnrecognizedArch);
+        assert_eq!(kind(&["-arch=sm_42"]), OptionErrorKind::UnsupportedArch);
+        assert_eq!(
+            kind(&["-arch=sm_90", "-frob"]),
+            OptionErrorKind::Unrecognized
+        );
+        assert_eq!(kind(&["-arch=sm_90", "a.o"]), OptionErrorKind::Unrecognized);
+        assert_eq!(
+            kind(&["-arch=sm_90", "-ptx"]),
+            OptionErrorKind::Unrecognized
+        );
+        assert_eq!(
+            kind(&["-arch=sm_90", "-v=1"]),
+            OptionErrorKind::Unrecognized
+        );
+        assert_eq!(
+            kind(&["-arch=sm_90", "-lto=1"]),
+            OptionErrorKind::Unrecognized
+        );
+        assert_eq!(
+            kind(&["-arch=sm_90", "-maxrregcount"]),
+            OptionErrorKind::Unrecognized
+        );
+        let e = parse_options(&["-arch=sm_90", "-frob"]).unwrap_err();
+        assert!(e.to_string().contains("'-frob'"), "{e}");
+    }
+}

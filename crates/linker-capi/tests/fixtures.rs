@@ -1,0 +1,128 @@
+//! Every link fixture of `tests/link`, at every arch, through the C ABI: the
+//! result must be exactly what `linker_core::link` gives for the same inputs and
+//! options (the same cubin bytes, or a failure with the same errors). How that
+//! result compares with nvlink is `linker-core`'s `link_fixtures` test; this one
+//! proves the C ABI adds nothing and loses nothing.
+
+#[path = "../../linker-core/tests/common/mod.rs"]
+mod common;
+
+use culink::*;
+use linker_core::{InputSource, SmArch};
+use std::ffi::{c_char, CStr, CString};
+
+/// The log behind `size_fn`/`get_fn`, as a string.
+fn log(
+    h: culinkHandle,
+    size_fn: unsafe extern "C" fn(culinkHandle, *mut usize) -> culinkResult,
+    get_fn: unsafe extern "C" fn(culinkHandle, *mut c_char) -> culinkResult,
+) -> String {
+    let mut n = 0usize;
+    // SAFETY: `n` is a live local.
+    assert_eq!(unsafe { size_fn(h, &mut n) }, culinkResult::CULINK_SUCCESS);
+    let mut buf = vec![0 as c_char; n];
+    // SAFETY: `buf` holds the log's size.
+    assert_eq!(
+        unsafe { get_fn(h, buf.as_mut_ptr()) },
+        culinkResult::CULINK_SUCCESS
+    );
+    // SAFETY: the log was written NUL-terminated into `buf`.
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Links through the C ABI: the cubin, or the error log.
+fn capi_link(options: &[String], inputs: &[String]) -> Result<Vec<u8>, String> {
+    let opts: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(o.as_str()).unwrap())
+        .collect();
+    let mut ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    let mut h: culinkHandle = std::ptr::null_mut();
+    // SAFETY: `h`, `ptrs` and the strings behind them are live locals.
+    let r = unsafe { culinkCreate(&mut h, ptrs.len() as u32, ptrs.as_mut_ptr()) };
+    assert_eq!(r, culinkResult::CULINK_SUCCESS, "{options:?}");
+    for i in inputs {
+        let path = CString::new(i.as_str()).unwrap();
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        let r = unsafe { culinkAddFile(h, CULINK_INPUT_ANY, path.as_ptr()) };
+        assert_eq!(r, culinkResult::CULINK_SUCCESS, "{i}");
+    }
+    let result = if culinkComplete(h) == culinkResult::CULINK_SUCCESS {
+        let mut size = 0usize;
+        // SAFETY: `size` is a live local.
+        assert_eq!(
+            unsafe { culinkGetLinkedCubinSize(h, &mut size) },
+            culinkResult::CULINK_SUCCESS
+        );
+        let mut cubin = vec![0u8; size];
+        // SAFETY: `cubin` holds the cubin's size.
+        assert_eq!(
+            unsafe { culinkGetLinkedCubin(h, cubin.as_mut_ptr().cast()) },
+            culinkResult::CULINK_SUCCESS
+        );
+        Ok(cubin)
+    } else {
+        Err(log(h, culinkGetErrorLogSize, culinkGetErrorLog))
+    };
+    // SAFETY: `h` is a live local.
+    assert_eq!(
+        unsafe { culinkDestroy(&mut h) },
+        culinkResult::CULINK_SUCCESS
+    );
+    result
+}
+
+#[test]
+fn every_fixture_links_the_same_through_the_c_abi() {
+    let mut checked = 0;
+    let mut fails = Vec::new();
+    for case in common::cases() {
+        // Options the C ABI does not take (e.g. --preserve-relocs) skip the case.
+        let mut options = Vec::new();
+        let mut it = case.options.iter();
+        while let Some(o) = it.next() {
+            match o.trim_start_matches('-') {
+                "kernels-used" => {
+                    options.push(o.clone());
+                    options.extend(it.next().cloned());
+                }
+                n if n.starts_with("kernels-used=") => options.push(o.clone()),
+                _ => {
+                    options.clear();
+                    break;
+                }
+            }
+        }
+        if options.is_empty() && !case.options.is_empty() {
+            continue;
+        }
+        for &sm in &case.archs {
+            let mut args = vec![format!("-arch=sm_{sm}")];
+            args.extend(options.iter().cloned());
+            let paths = case.input_paths(sm);
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            let mut opts = culink::options::parse_options(&args).unwrap();
+            assert_eq!(opts.arch, Some(SmArch::new(sm)));
+            opts.inputs = paths.into_iter().map(InputSource::File).collect();
+            let direct = linker_core::link(&opts).map(|o| o.cubin).map_err(|f| {
+                f.errors()
+                    .map(|e| format!("error: {e}\n"))
+                    .collect::<String>()
+            });
+            let capi = capi_link(&args, &names);
+            if capi != direct {
+                fails.push(format!(
+                    "{} sm_{sm}: C ABI {:?} vs linker_core {:?}",
+                    case.name,
+                    capi.as_ref().map(Vec::len),
+                    direct.as_ref().map(Vec::len)
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} links checked");
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}

@@ -1,0 +1,312 @@
+//! Shared-memory windows, one per kernel (part of phase 4).
+//!
+//! What goes into a kernel's window (measured against nvlink 13.0.88):
+//! - its own static `.shared` variables (ptxas puts them in `.nv.shared.<k>`;
+//!   relocatable objects store each variable's alignment in `st_value`);
+//! - every module-scope `.shared` variable (input section `.nv_debug.shared`,
+//!   reached by name also through `.extern .shared` declarations with a size)
+//!   that the kernel or any function it calls uses;
+//! - the dynamic window (`extern .shared x[]`, undefined in every input) when
+//!   the kernel or any function it calls uses one.
+//!
+//! Variables are placed by decreasing alignment (module-scope ones first among
+//! equals); the dynamic window starts at the static end aligned to 16 and then
+//! the section is aligned to 16. From sm_90 every window grows by 0x400 bytes
+//! (the driver's reserve). A kernel that uses only module-scope or dynamic
+//! shared memory gets a `.nv.shared.<k>` section of its own.
+//!
+//! A device function reached from several kernels must see one dynamic base:
+//! every kernel reaching it gets the largest of their bases (culink's rule;
+//! nvlink's choice in that situation is unmeasured). Module-scope variables a
+//! device function uses take their offset in the first kernel that reaches it.
+
+use super::live::Live;
+use super::symbols::{SymRef, SymbolDb};
+use super::InputFile;
+use crate::arch::SmArch;
+use crate::elf::*;
+use std::collections::{BTreeSet, HashMap};
+
+/// Bytes nvlink (and ptxas) add to every kernel's shared window on sm_90+.
+pub(crate) const SM90_SHARED_RESERVE: u64 = 0x400;
+/// Alignment of the dynamic (`extern .shared`) window.
+pub(crate) const DYNAMIC_SHARED_ALIGN: u64 = 16;
+
+/// One kernel's window.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KernelWindow {
+    /// Offsets of the variables placed in it (own static and module-scope), by definition.
+    pub offsets: HashMap<SymRef, u64>,
+    /// Whether the kernel's call tree uses dynamic shared memory.
+    pub dynamic: bool,
+    /// Start of the dynamic window.
+    pub dyn_offset: u64,
+    /// End of the static variables.
+    pub static_end: u64,
+    /// Section alignment.
+    pub align: u64,
+}
+
+impl KernelWindow {
+    /// The output section size, reserve included.
+    pub(crate) fn size(&self, arch: SmArch) -> u64 {
+        let reserve = if arch.is_sm90_or_later() {
+            SM90_SHARED_RESERVE
+        } else {
+            0
+        };
+        (if self.dynamic {
+            self.dyn_offset
+        } else {
+            self.static_end
+        }) + reserve
+    }
+}
+
+/// Every window and what each function's relocations resolve to.
+#[derive(Debug, Default)]
+pub(crate) struct SharedLayout {
+    /// By live kernel index.
+    pub kernels: HashMap<u32, KernelWindow>,
+    /// (function, module-scope variable) → offset to patch in that function's code.
+    pub module_offsets: HashMap<(u32, SymRef), u64>,
+    /// Function → dynamic base to patch in its code.
+    pub dyn_base: HashMap<u32, u64>,
+    /// Input module-scope shared sections (not copied): (file, section).
+    pub module_sections: BTreeSet<(u32, u32)>,
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
+}
+
+/// What a shared-memory symbol reference means.
+pub(crate) enum SharedRef {
+    /// A variable defined in a kernel's own `.nv.shared.<k>` or module-scope section.
+    Var(SymRef),
+    /// The dynamic window.
+    Dynamic,
+}
+
+/// Classifies a reference to input symbol `r` if it is shared memory.
+pub(crate) fn classify(files: &[InputFile<'_>], db: &SymbolDb<'_>, r: SymRef) -> Option<SharedRef> {
+    let f = &files[r.file.0 as usize];
+    let sym = f.cubin.symbols.get(r.index as usize)?;
+    let in_shared_section = |d: SymRef| {
+        let df = &files[d.file.0 as usize];
+        let ds = &df.cubin.symbols[d.index as usize];
+        ds.section()
+            .and_then(|s| df.cubin.sections.get(s as usize))
+            .is_some_and(|s| s.sh_type == SHT_CUDA_SHARED)
+    };
+    if sym.is_undefined() {
+        if sym.other & STO_CUDA_SHARED == 0 {
+            return None;
+        }
+        return Some(match db.resolve(r) {
+            Some(def) if in_shared_section(def) => SharedRef::Var(def),
+            _ => SharedRef::Dynamic,
+        });
+    }
+    let def = db.resolve(r)?;
+    in_shared_section(def).then_some(SharedRef::Var(def))
+}
+
+/// Lays out every kernel's window.
+pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) -> SharedLayout {
+    let _span = tracing::info_span!("shared_windows").entered();
+    let mut out = SharedLayout::default();
+    for f in files {
+        for s in &f.cubin.sections {
+            if s.sh_type == SHT_CUDA_SHARED && f.owner[s.index as usize].is_none() {
+                out.module_sections.insert((f.id.0, s.index));
+            }
+        }
+    }
+    // What each live function's own code uses: module-scope variables, dynamic.
+    let mut uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::new();
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let Some(fi) = live.func_of_text[fid]
+                .get(rs.info as usize)
+                .copied()
+                .flatten()
+            else {
+                continue;
+            };
+            if !live.live[fi as usize] {
+                continue;
+            }
+            for r in f.cubin.relocs(rs) {
+                let sr = SymRef {
+                    file: f.id,
+                    index: r.sym,
+                };
+                match classify(files, db, sr) {
+                    Some(SharedRef::Dynamic) => uses.entry(fi).or_default().1 = true,
+                    Some(SharedRef::Var(def))
+                        if files[def.file.0 as usize].cubin.symbols[def.index as usize]
+                            .section()
+                            .is_some_and(|s| out.module_sections.contains(&(def.file.0, s))) =>
+                    {
+                        let e = uses.entry(fi).or_default();
+                        if !e.0.contains(&def) {
+                            e.0.push(def);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Which kernels reach each user function (reverse walk over callers).
+    let n = live.funcs.len();
+    let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (fi, func) in live.funcs.iter().enumerate() {
+        if live.live[fi] {
+            for &c in &func.callees {
+                callers[c as usize].push(fi as u32);
+            }
+        }
+    }
+    let mut user_fns: Vec<u32> = uses.keys().copied().collect();
+    user_fns.sort_unstable();
+    let mut reaching: HashMap<u32, Vec<u32>> = HashMap::new(); // user fn → kernels
+    let mut kernel_uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::new();
+    for &u in &user_fns {
+        let mut seen = vec![false; n];
+        let mut stack = vec![u];
+        seen[u as usize] = true;
+        let mut ks = Vec::new();
+        while let Some(x) = stack.pop() {
+            if live.funcs[x as usize].is_kernel {
+                ks.push(x);
+            }
+            for &c in &callers[x as usize] {
+                if !std::mem::replace(&mut seen[c as usize], true) {
+                    stack.push(c);
+                }
+            }
+        }
+        ks.sort_unstable();
+        let (vars, dynamic) = &uses[&u];
+        for &k in &ks {
+            let e = kernel_uses.entry(k).or_default();
+            for v in vars {
+                if !e.0.contains(v) {
+                    e.0.push(*v);
+                }
+            }
+            e.1 |= *dynamic;
+        }
+        reaching.insert(u, ks);
+    }
+    // Each kernel's window.
+    for (ki, func) in live.funcs.iter().enumerate() {
+        let ki = ki as u32;
+        if !func.is_kernel || !live.live[ki as usize] {
+            continue;
+        }
+        let f = &files[func.key.file.0 as usize];
+        let own_sec = f.cubin.sections.iter().find(|s| {
+            s.sh_type == SHT_CUDA_SHARED && f.owner[s.index as usize] == Some(func.key.text)
+        });
+        let (module_vars, dynamic) = kernel_uses.get(&ki).cloned().unwrap_or_default();
+        if own_sec.is_none() && module_vars.is_empty() && !dynamic {
+            continue;
+        }
+        // (definition, alignment, size), module-scope first, then own in symbol order.
+        let mut items: Vec<(SymRef, u64, u64)> = Vec::new();
+        for v in &module_vars {
+            let s = &files[v.file.0 as usize].cubin.symbols[v.index as usize];
+            items.push((*v, s.value.max(1), s.size));
+        }
+        let mut align = 1u64;
+        if let Some(sec) = own_sec {
+            align = sec.addralign.max(1);
+            for s in &f.cubin.symbols {
+                if s.section() == Some(sec.index)
+                    && s.ty() != STT_SECTION
+                    && s.other & STO_CUDA_SHARED != 0
+                {
+                    items.push((
+                        SymRef {
+                            file: f.id,
+                            index: s.index,
+                        },
+                        s.value.max(1),
+                        s.size,
+                    ));
+                }
+            }
+        }
+        items.sort_by_key(|&(_, a, _)| std::cmp::Reverse(a));
+        let mut w = KernelWindow::default();
+        let mut cursor = 0u64;
+        for (r, a, size) in items {
+            let off = align_up(cursor, a);
+            w.offsets.insert(r, off);
+            cursor = off + size;
+            align = align.max(a);
+        }
+        w.static_end = cursor;
+        w.dynamic = dynamic;
+        w.dyn_offset = align_up(cursor, DYNAMIC_SHARED_ALIGN);
+        w.align = if dynamic {
+            align.max(DYNAMIC_SHARED_ALIGN)
+        } else {
+            align
+        };
+        out.kernels.insert(ki, w);
+    }
+    // One dynamic base per device function: raise the kernels reaching it.
+    loop {
+        let mut changed = false;
+        for (&u, ks) in &reaching {
+            if !uses[&u].1 {
+                continue;
+            }
+            let m = ks
+                .iter()
+                .filter_map(|k| out.kernels.get(k).map(|w| w.dyn_offset))
+                .max()
+                .unwrap_or(0);
+            for k in ks {
+                if let Some(w) = out.kernels.get_mut(k) {
+                    if w.dyn_offset < m {
+                        w.dyn_offset = m;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (&u, ks) in &reaching {
+        let (vars, dynamic) = &uses[&u];
+        if *dynamic {
+            let base = ks
+                .iter()
+                .filter_map(|k| out.kernels.get(k).map(|w| w.dyn_offset))
+                .max()
+                .unwrap_or(0);
+            out.dyn_base.insert(u, base);
+        }
+        for v in vars {
+            if let Some(off) = ks
+                .iter()
+                .find_map(|k| out.kernels.get(k)?.offsets.get(v).copied())
+            {
+                out.module_offsets.insert((u, *v), off);
+            }
+        }
+    }
+    out
+}
