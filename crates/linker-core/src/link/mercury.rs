@@ -187,7 +187,7 @@ fn read_symtab<'d>(f: &InputFile<'d>) -> Result<Vec<MSym<'d>>> {
 /// writes no `.nv.merc.symtab_shndx` yet: such links are beyond the measured
 /// Blackwell behaviour, see `docs/blackwell.md`).
 fn shndx16(index: u32) -> u16 {
-    u16::try_from(index).unwrap_or(SHN_XINDEX).min(SHN_XINDEX)
+    u16::try_from(index).unwrap_or(SHN_XINDEX)
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
