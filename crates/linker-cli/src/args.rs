@@ -111,6 +111,8 @@ Link options:
   --whole-archive, --no-whole-archive
                                load the archives that follow whole even with --lazy-archives
   --ptxas PATH                 ptxas that compiles PTX inputs (default: ptxas on PATH)
+  -r, --relocatable-link       write a relocatable (ET_REL) object to link again
+  --preserve-relocs            list resolved relocations in .nv.resolvedrela.<sec>
   -m64, --register-link-binaries=F, -cpu-arch=X, --host-ccbin C
                                accepted as nvcc -dlink passes them
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
@@ -229,6 +231,8 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("lazy-archives", &["lazy-archives"]),
     ("whole-archive", &["whole-archive"]),
     ("no-whole-archive", &["no-whole-archive"]),
+    ("r", &["r", "relocatable-link"]),
+    ("preserve-relocs", &["preserve-relocs"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -320,6 +324,8 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "lazy-archives" => cmd.options.lazy_archives = true,
                 "whole-archive" => whole_archive = true,
                 "no-whole-archive" => whole_archive = false,
+                "r" => cmd.options.relocatable = true,
+                "preserve-relocs" => cmd.options.preserve_relocs = true,
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -388,7 +394,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         }
     };
     cmd.options.arch = Some(arch);
-    cmd.options.recorded_args = Some(recorded_args(arch, &cmd.driver));
+    let mut recorded = recorded_args(arch, &cmd.driver);
+    if cmd.options.relocatable {
+        recorded.push_str("-r ");
+    }
+    cmd.options.recorded_args = Some(recorded);
     Ok(Command::Link(Box::new(cmd)))
 }
 

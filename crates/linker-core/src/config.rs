@@ -71,6 +71,13 @@ pub struct LinkOptions {
     pub whole_archive_inputs: Vec<usize>,
     /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
     pub ptxas: Option<PathBuf>,
+    /// `-r`: a relocatable link. The output is an `ET_REL` object that can be
+    /// linked again (no program headers, CUDA section and symbol types kept, no
+    /// dead-code removal, relocations kept for the final link); see `docs/cli.md`.
+    pub relocatable: bool,
+    /// `--preserve-relocs`: also list every relocation the linker resolved in
+    /// `.nv.resolvedrela.<section>` sections (`SHT_CUDA_RESOLVED_RELA`).
+    pub preserve_relocs: bool,
 }
 
 /// A library named with `-l`.

@@ -25,6 +25,7 @@ mod live;
 mod load;
 mod nvinfo;
 mod relocate;
+mod rmode;
 mod sections;
 mod shared;
 mod symbols;
@@ -104,7 +105,8 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
     std::mem::take(diags).fail(error)
 }
 
-/// Links the inputs of `opts` into a final `ET_EXEC` cubin.
+/// Links the inputs of `opts` into a final `ET_EXEC` cubin (or, with
+/// [`LinkOptions::relocatable`], an `ET_REL` object to link again).
 ///
 /// Returns the cubin bytes and the warnings of the link, or every error found.
 /// Nothing is written to disk; the CLI does that atomically.
@@ -165,13 +167,20 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let db = symbols::resolve(&files, &mut diags)?;
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots).
-    let live = live::mark(&files, &db, opts.kernels_used.as_deref());
+    let mut live = live::mark(&files, &db, opts.kernels_used.as_deref());
+    if opts.relocatable {
+        rmode::keep_all(&files, &mut live);
+    }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
-    let mut plan = sections::plan(&files, &db, &live, arch);
+    let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.
-    relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    if opts.relocatable {
+        rmode::classify(&files, &db, &mut plan, &mut diags);
+    } else {
+        relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    }
     diags.checkpoint()?;
     relocate::create_sections(&mut plan);
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
@@ -188,11 +197,17 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
     relocate::finish(&syms, &mut plan);
-    let layout = layout::compute(&plan, arch, &files);
+    let mut layout = layout::compute(&plan, arch, &files);
+    if opts.relocatable {
+        rmode::strip_program_headers(&mut layout, plan.sections.len());
+    }
     lap("layout", &mut timings);
     // Phase 9: write everything in parallel into one buffer.
     let mut cubin = write::write(&files, &plan, &layout).map_err(LinkFailure::from)?;
     write::fix_text_info(&mut cubin, &plan, &layout, &syms.func_index);
+    if opts.relocatable {
+        rmode::set_rel_type(&mut cubin);
+    }
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();

@@ -418,13 +418,16 @@ pub(crate) fn create_sections(
     if let (Some(cu), Some(compat)) = (m.cuinfo, m.compat) {
         plan.sec_mut(cu).info = InfoTo::Section(compat);
     }
-    let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
-    ra.align = 8;
-    ra.entsize = 8;
-    ra.section_symbol = true;
-    ra.size = REL_ACTION.len() as u64;
-    ra.body = Body::Bytes(REL_ACTION.to_vec());
-    plan.add(ra);
+    if !plan.relocatable {
+        // Not in `-r` output (nvlink writes it only into final images).
+        let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
+        ra.align = 8;
+        ra.entsize = 8;
+        ra.section_symbol = true;
+        ra.size = REL_ACTION.len() as u64;
+        ra.body = Body::Bytes(REL_ACTION.to_vec());
+        plan.add(ra);
+    }
     Ok(m)
 }
 
@@ -528,7 +531,7 @@ pub(crate) fn build(
         };
         let records = eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
         for rec in &records {
-            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE {
+            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE && !plan.relocatable {
                 continue;
             }
             // Attributes of a discarded definition (another input's won) go with it.
@@ -617,7 +620,8 @@ pub(crate) fn build(
             fn_barriers.get(&fi).copied().unwrap_or(0),
         )
     });
-    for &fi in &live_funcs {
+    // `-r`: no call-tree propagation (the final link does it).
+    for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
         if !func.is_kernel {
             continue;
@@ -879,10 +883,10 @@ pub(crate) fn build(
     }
     // Notes: culink's tkinfo entry first, then the inputs' notes.
     if let Some(id) = meta.tkinfo {
-        let args = opts
-            .recorded_args
-            .clone()
-            .unwrap_or_else(|| format!("-arch {arch} "));
+        let args = opts.recorded_args.clone().unwrap_or_else(|| {
+            let r = if plan.relocatable { "-r " } else { "" };
+            format!("-arch {arch} {r}")
+        });
         let version = format!("culink {}", env!("CARGO_PKG_VERSION"));
         let own = TkInfo {
             version: 2,
@@ -894,7 +898,8 @@ pub(crate) fn build(
         };
         let mut bytes = Vec::new();
         own.encode_note(&mut bytes)?;
-        for f in files {
+        // `-r` output holds only the linker's own entry (as nvlink -r).
+        for f in files.iter().filter(|_| !plan.relocatable) {
             for s in f
                 .cubin
                 .sections
