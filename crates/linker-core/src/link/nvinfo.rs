@@ -392,7 +392,9 @@ pub(crate) fn create_sections(
         let address_taken = live
             .func_of_symbol(files, db, r)
             .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-        called.contains(s.name) && !address_taken && func_survives(files, db, plan, r)
+        // `-r` keeps every prototype of a surviving function (nvlink -r).
+        (plan.relocatable || (called.contains(s.name) && !address_taken))
+            && func_survives(files, db, plan, r)
     };
     let mut any_proto = false;
     for f in files {
@@ -848,7 +850,7 @@ pub(crate) fn build(
             let address_taken = live
                 .func_of_symbol(files, db, r)
                 .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-            called.contains(s.name) && !address_taken
+            plan.relocatable || (called.contains(s.name) && !address_taken)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         let mut seen_proto: HashSet<PrototypeEntry> = HashSet::new();

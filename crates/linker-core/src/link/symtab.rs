@@ -153,7 +153,7 @@ pub(crate) fn build(
             let Some(sec) = sym.section() else { continue };
             let dsec = &f.cubin.sections[sec as usize];
             if (dsec.sh_type == SHT_CUDA_SHARED && !rel)
-                || (dsec.sh_type == SHT_CUDA_CONSTANT0 && is_variable(sym.ty()))
+                || (dsec.sh_type == SHT_CUDA_CONSTANT0 && is_variable(sym.ty()) && !rel)
             {
                 continue;
             }
