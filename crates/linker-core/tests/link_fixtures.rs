@@ -24,16 +24,10 @@ use std::process::Command;
 /// still linked and diffed, and the test fails if a listed case starts to
 /// match (so the list cannot go stale) or an unlisted case differs.
 /// Tracked in docs/differences.md ("Known gaps").
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "preserve_relocs",
-        "--preserve-relocs (.nv.resolvedrela.* sections) is not implemented yet",
-    ),
-    (
-        "tex_surf_multi",
-        "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "tex_surf_multi",
+    "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
+)];
 
 /// The options of `case`'s link at `sm`, as the CLI would build them.
 fn options(case: &Case, sm: u32) -> LinkOptions {
@@ -129,7 +123,10 @@ fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
         None => match link(&direct_opts) {
             Ok(o) => o.cubin,
             Err(f) => {
-                fails.push(format!("{tag}: direct link failed:\n{}", render_failure(&f)));
+                fails.push(format!(
+                    "{tag}: direct link failed:\n{}",
+                    render_failure(&f)
+                ));
                 return;
             }
         },
@@ -140,7 +137,10 @@ fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
     again.inputs = vec![InputSource::File(robj.clone())];
     match link(&again) {
         Ok(o) => relinked.push(("culink", o.cubin)),
-        Err(f) => fails.push(format!("{tag}: culink relink failed:\n{}", render_failure(&f))),
+        Err(f) => fails.push(format!(
+            "{tag}: culink relink failed:\n{}",
+            render_failure(&f)
+        )),
     }
     if let Some(nv) = &nvlink {
         let out = dir.join("relinked.cubin");
@@ -251,7 +251,9 @@ fn check_ok(case: &Case, sm: u32, reference: &Path, fails: &mut Vec<String>) {
     if is_relocatable(case) {
         d.retain(|x| !tolerated_in_relocatable(x));
         if ours.header.e_type != linker_core::elf::ET_REL || ours.header.e_phnum != 0 {
-            fails.push(format!("{tag}: -r output is not ET_REL without program headers"));
+            fails.push(format!(
+                "{tag}: -r output is not ET_REL without program headers"
+            ));
         }
         check_relink(case, sm, &out.cubin, fails);
     }

@@ -24,6 +24,7 @@ mod layout;
 mod live;
 mod load;
 mod nvinfo;
+mod preserve;
 mod relocate;
 mod rmode;
 mod sections;
@@ -168,12 +169,16 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots).
     let mut live = live::mark(&files, &db, opts.kernels_used.as_deref());
-    if opts.relocatable {
+    if opts.relocatable || opts.preserve_relocs {
+        // nvlink strips nothing in either mode.
         rmode::keep_all(&files, &mut live);
     }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
     let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
+    if opts.preserve_relocs {
+        plan.resolved = Some(preserve::Preserved::default());
+    }
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.
     if opts.relocatable {
@@ -183,6 +188,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     }
     diags.checkpoint()?;
     relocate::create_sections(&mut plan);
+    preserve::create_sections(&mut plan);
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
@@ -197,6 +203,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
     relocate::finish(&syms, &mut plan);
+    preserve::finish(&syms, &mut plan);
     let mut layout = layout::compute(&plan, arch, &files);
     if opts.relocatable {
         rmode::strip_program_headers(&mut layout, plan.sections.len());

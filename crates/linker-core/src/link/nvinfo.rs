@@ -392,8 +392,8 @@ pub(crate) fn create_sections(
         let address_taken = live
             .func_of_symbol(files, db, r)
             .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-        // `-r` keeps every prototype of a surviving function (nvlink -r).
-        (plan.relocatable || (called.contains(s.name) && !address_taken))
+        // `-r` and `--preserve-relocs` keep every prototype (as nvlink).
+        (plan.keeps_everything() || (called.contains(s.name) && !address_taken))
             && func_survives(files, db, plan, r)
     };
     let mut any_proto = false;
@@ -850,7 +850,7 @@ pub(crate) fn build(
             let address_taken = live
                 .func_of_symbol(files, db, r)
                 .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-            plan.relocatable || (called.contains(s.name) && !address_taken)
+            plan.keeps_everything() || (called.contains(s.name) && !address_taken)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         let mut seen_proto: HashSet<PrototypeEntry> = HashSet::new();

@@ -151,6 +151,14 @@ pub(crate) fn classify(
                         value: dplace.offset.wrapping_add(r.addend as u64),
                         bank: None,
                     });
+                    super::preserve::record(
+                        plan,
+                        tp.out,
+                        tp.offset + r.offset,
+                        r.rtype,
+                        SymTarget::Section(dplace.out),
+                        r.addend + dplace.offset as i64,
+                    );
                 } else if is_section_sym {
                     keep(
                         plan,

@@ -178,7 +178,7 @@ pub(crate) struct Plan {
     pub relocatable: bool,
     /// `--preserve-relocs`: the relocations resolved by the linker, listed in
     /// `.nv.resolvedrela.*` (see `preserve.rs`).
-    pub resolved: Option<Vec<super::relocate::KeptReloc>>,
+    pub resolved: Option<super::preserve::Preserved>,
 }
 
 impl Plan {
@@ -236,6 +236,11 @@ impl Plan {
         }
         self.order = order;
         self.index_of = index_of;
+    }
+
+    /// Whether nothing is dead-stripped (`-r` and `--preserve-relocs`, as nvlink).
+    pub(crate) fn keeps_everything(&self) -> bool {
+        self.relocatable || self.resolved.is_some()
     }
 
     /// Final section index of an output section.

@@ -147,13 +147,24 @@ pub(crate) fn build(
             {
                 continue;
             }
-            if sym.name.is_empty() || (sym.other & STO_CUDA_SHARED != 0 && !rel) {
+            let here = SymRef {
+                file: f.id,
+                index: sym.index,
+            };
+            // `--preserve-relocs` keeps the shared variables its entries name.
+            let preserved = super::preserve::shared_value(plan, here);
+            if sym.name.is_empty()
+                || (sym.other & STO_CUDA_SHARED != 0 && !rel && preserved.is_none())
+            {
                 continue;
             }
             let Some(sec) = sym.section() else { continue };
             let dsec = &f.cubin.sections[sec as usize];
-            if (dsec.sh_type == SHT_CUDA_SHARED && !rel)
-                || (dsec.sh_type == SHT_CUDA_CONSTANT0 && is_variable(sym.ty()) && !rel)
+            if (dsec.sh_type == SHT_CUDA_SHARED && !rel && preserved.is_none())
+                || (dsec.sh_type == SHT_CUDA_CONSTANT0
+                    && is_variable(sym.ty())
+                    && !rel
+                    && plan.resolved.is_none())
             {
                 continue;
             }
@@ -166,11 +177,16 @@ pub(crate) fn build(
             } else {
                 p.offset + sym.value
             };
+            // nvlink writes them with their window offset and st_other 1.
+            let (value, other) = match preserved {
+                Some(v) => (v, 1),
+                None => (value, other_of(sym.ty(), sym.other)),
+            };
             map.insert(sym.index, syms.len() as u32);
             syms.push(OutSym {
                 name: sym.name.to_string(),
                 info: (STB_LOCAL << 4) | ty_of(sym.ty()),
-                other: other_of(sym.ty(), sym.other),
+                other,
                 section: Some(p.out),
                 shndx_raw: 0,
                 value,
