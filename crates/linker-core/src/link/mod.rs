@@ -26,6 +26,7 @@ mod load;
 mod nvinfo;
 mod preserve;
 mod relocate;
+mod report;
 mod rmode;
 mod sections;
 mod shared;
@@ -228,9 +229,22 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
             cubin.len()
         ));
     }
+    let r = &opts.reports;
+    let reports = crate::config::LinkReports {
+        callgraph: r
+            .callgraph
+            .then(|| report::callgraph_text(&files, &live, arch)),
+        callgraph_dot: r
+            .callgraph_dot
+            .then(|| report::callgraph_dot(&files, &live)),
+        map: r.map.then(|| report::map(&files, &plan, &cubin)),
+        why_live: (!r.why_live.is_empty()).then(|| report::why_live(&files, &live, &r.why_live)),
+        phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+    };
     Ok(LinkOutput {
         cubin,
         diagnostics: diags.list,
+        reports,
     })
 }
 
