@@ -49,7 +49,14 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
     let _span = tracing::info_span!("write", bytes = layout.file_size).entered();
     let size = usize::try_from(layout.file_size)
         .map_err(|_| Error::new(crate::ErrorKind::Overflow, "output too large"))?;
-    let mut out = vec![0u8; size];
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(size).map_err(|_| {
+        Error::new(
+            crate::ErrorKind::Overflow,
+            format!("cannot allocate the {size}-byte output"),
+        )
+    })?;
+    out.resize(size, 0);
     // ELF header.
     let (osabi, abiver, mut flags) = output_flags(files, plan);
     if plan.sections.len() as u64 >= u64::from(SHN_LORESERVE) && abiver >= 8 {
