@@ -226,3 +226,93 @@ fn time_csv_header_once_then_rows() {
     );
     assert!(t.lines().skip(1).all(|l| l.ends_with(" , ms")), "{t}");
 }
+
+/// A GNU `ar` archive of `(name, bytes)` members.
+fn ar(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = b"!<arch>\n".to_vec();
+    for (name, data) in members {
+        let header = format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            format!("{name}/"),
+            0,
+            0,
+            0,
+            644,
+            data.len()
+        );
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        if data.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn undefined_reference_hints() {
+    let dir = scratch("hints");
+    let a = fixture("call_extern", "a.sm_90.o");
+    let b = std::fs::read(fixture("call_extern", "b.sm_90.o")).unwrap();
+    let out = dir.join("o.cubin");
+    let out_s = out.to_str().unwrap();
+    // A library on the search path that is not named with -l.
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    std::fs::write(libdir.join("libadd.a"), ar(&[("b.o", &b)])).unwrap();
+    let l = format!("-L{}", libdir.display());
+    let o = culink(&["-arch=sm_90", &a, &l, "-o", out_s]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("undefined reference to 'add_one'")
+            && e.contains("libadd.a(b.o)' on the library search path: add -ladd"),
+        "{e}"
+    );
+    // With -ladd it links.
+    ok(&culink(&["-arch=sm_90", &a, &l, "-ladd", "-o", out_s]));
+    // A near-miss name: b's `add_one` renamed `add_onf` (same length).
+    let pos = b
+        .windows(9)
+        .position(|w| w == b"\0add_one\0")
+        .expect("symbol name in .strtab");
+    let mut b2 = b.clone();
+    b2[pos + 7] = b'f';
+    let b2p = dir.join("b2.o");
+    std::fs::write(&b2p, &b2).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let o = culink(&["-arch=sm_90", &a, b2p.to_str().unwrap(), "-o", out_s]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("undefined reference to 'add_one'")
+            && e.contains("did you mean 'add_onf' (in '"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn multiple_definition_names_both_archive_members() {
+    let dir = scratch("dup");
+    let a = fixture("call_extern", "a.sm_90.o");
+    let b = std::fs::read(fixture("call_extern", "b.sm_90.o")).unwrap();
+    let lib = dir.join("libdup.a");
+    std::fs::write(&lib, ar(&[("one.o", &b), ("two.o", &b)])).unwrap();
+    let out = dir.join("o.cubin");
+    let o = culink(&[
+        "-arch=sm_90",
+        &a,
+        lib.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("multiple definition of 'add_one'")
+            && e.contains("libdup.a(one.o)")
+            && e.contains("libdup.a(two.o)"),
+        "{e}"
+    );
+}

@@ -20,6 +20,7 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
+mod hints;
 mod layout;
 mod live;
 mod load;
@@ -186,6 +187,9 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
         rmode::classify(&files, &db, &mut plan, &mut diags);
     } else {
         relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    }
+    if diags.has_errors() {
+        hints::annotate(&mut diags, &files, &db, opts, arch);
     }
     diags.checkpoint()?;
     relocate::create_sections(&mut plan);
