@@ -125,6 +125,8 @@ Link options:
   --dump-callgraph             print the call graph (nvlink's format) on stderr
   --dump-callgraph-dot FILE    write the call graph as Graphviz DOT
   --print-map, -Map=FILE       print / write the link map (sections, contributions, symbols)
+  -variables-used V,...        accepted as nvlink 13.0 (variables are kept; without
+                               -kernels-used, no kernel counts as used)
   --why-live NAME              explain why function NAME is kept (repeatable)
   -time FILE                   append phase times as CSV to FILE ('-': stdout)
   -m64, --register-link-binaries=F, -cpu-arch=X, --host-ccbin C
@@ -251,6 +253,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("cpu-arch", &["cpu-arch"]),
     ("host-ccbin", &["host-ccbin"]),
     ("kernels-used", &["kernels-used"]),
+    ("variables-used", &["variables-used"]),
     ("ptxas", &["ptxas"]),
     ("dump-callgraph-dot", &["dump-callgraph-dot"]),
     ("Map", &["Map", "map"]),
@@ -432,6 +435,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 cmd.map_file = Some(PathBuf::from(value));
             }
             "why-live" => cmd.options.reports.why_live.push(value),
+            "variables-used" => cmd
+                .options
+                .variables_used
+                .get_or_insert_with(Vec::new)
+                .extend(value.split(',').map(String::from)),
             "time" => cmd.time_file = Some(PathBuf::from(value)),
             "m" => {
                 if value != "64" {

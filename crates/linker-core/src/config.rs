@@ -50,6 +50,11 @@ pub struct LinkOptions {
     /// `-kernels-used`: when set, only kernels whose name contains one of
     /// these strings are kept (with what they reach); other kernels are dead.
     pub kernels_used: Option<Vec<String>>,
+    /// `-variables-used`: nvlink 13.0 semantics, measured: variables are never
+    /// removed whatever the list says, but when the option is given without
+    /// [`LinkOptions::kernels_used`] every kernel counts as unused (and is
+    /// removed with what only it reaches). With `kernels_used` it has no effect.
+    pub variables_used: Option<Vec<String>>,
     /// The argument string recorded in culink's own `.note.nv.tkinfo` entry
     /// (nvlink records its normalised options there, e.g. `-arch sm_90 `).
     /// `None` records an empty string.

@@ -47,7 +47,24 @@ fn options(case: &Case, sm: u32) -> LinkOptions {
                 .extend(v.split(',').map(String::from));
         }
     }
+    let mut variables_used: Option<Vec<String>> = None;
+    let mut it = case.options.iter();
+    while let Some(o) = it.next() {
+        let value = match o.split_once('=') {
+            Some((name, v)) if name.trim_start_matches('-') == "variables-used" => {
+                Some(v.to_string())
+            }
+            None if o.trim_start_matches('-') == "variables-used" => it.next().cloned(),
+            _ => None,
+        };
+        if let Some(v) = value {
+            variables_used
+                .get_or_insert_with(Vec::new)
+                .extend(v.split(',').map(String::from));
+        }
+    }
     LinkOptions {
+        variables_used,
         arch: Some(SmArch::new(sm)),
         inputs: case
             .input_paths(sm)

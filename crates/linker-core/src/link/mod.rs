@@ -170,7 +170,12 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let db = symbols::resolve(&files, &mut diags)?;
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots).
-    let mut live = live::mark(&files, &db, opts.kernels_used.as_deref());
+    // `-variables-used` without `-kernels-used` leaves no kernel used (nvlink).
+    let kernels_used = opts
+        .kernels_used
+        .clone()
+        .or_else(|| opts.variables_used.as_ref().map(|_| Vec::new()));
+    let mut live = live::mark(&files, &db, kernels_used.as_deref());
     if opts.relocatable || opts.preserve_relocs {
         // nvlink strips nothing in either mode.
         rmode::keep_all(&files, &mut live);

@@ -325,7 +325,8 @@ pub(crate) fn create_sections(
             .iter()
             .any(|f| f.cubin.section_by_name(name).is_some())
     };
-    if any(".nv.info") {
+    // nvlink omits `.nv.info` when no function survives (`-variables-used`).
+    if any(".nv.info") && live.live.iter().any(|&l| l) {
         let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
         o.align = 4;
         o.link = LinkTo::SymTab;
