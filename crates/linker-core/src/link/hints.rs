@@ -229,11 +229,21 @@ mod tests {
             ("unrelated_name", "d.o"),
         ];
         let got = near_misses("_Z3addii", c.iter().copied());
+        // Threshold 1 for an 8-byte name: `_Z3addff` (distance 2) is too far.
+        assert_eq!(got, vec![("_Z3addif".to_string(), "b.o".to_string())]);
+        let long = [
+            ("_Z10accumulateIfEvPT_i", "b.o"),
+            ("_Z10accumulateIdEvPT_i", "c.o"),
+            ("_Z10accumulateIiEvPT_l", "a.o"),
+        ];
+        let got = near_misses("_Z10accumulateIiEvPT_i", long.iter().copied());
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
-            got,
-            vec![
-                ("_Z3addif".to_string(), "b.o".to_string()),
-                ("_Z3addff".to_string(), "c.o".to_string())
+            names,
+            [
+                "_Z10accumulateIdEvPT_i",
+                "_Z10accumulateIfEvPT_i",
+                "_Z10accumulateIiEvPT_l"
             ]
         );
         assert!(near_misses("f", c.iter().copied()).is_empty());

@@ -64,7 +64,7 @@ pub(crate) fn record_shared(plan: &mut Plan, var: SymRef, window_offset: u64) {
     if let Some(p) = plan.resolved.as_mut() {
         p.shared_values
             .entry(var)
-            .or_insert(window_offset + reserve);
+            .or_insert(window_offset.saturating_add(reserve));
     }
 }
 

@@ -243,7 +243,7 @@ pub(crate) fn classify(
                         Some(v) => {
                             patch(plan, v.wrapping_add(r.addend as u64));
                             if let super::shared::SharedRef::Var(def) = sr {
-                                let at = tp.offset + r.offset;
+                                let at = tp.offset.wrapping_add(r.offset);
                                 let to = SymTarget::Input(def);
                                 super::preserve::record(plan, tp.out, at, r.rtype, to, r.addend);
                                 super::preserve::record_shared(plan, def, v);
@@ -331,8 +331,8 @@ pub(crate) fn classify(
                 let non_alloc =
                     dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 let linker_may = desc.class != ResolverClass::Driver;
-                let resolved_addend = r.addend + section_addend;
-                let at = tp.offset + r.offset;
+                let resolved_addend = r.addend.wrapping_add(section_addend);
+                let at = tp.offset.wrapping_add(r.offset);
                 if in_const && linker_may {
                     let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
                     patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));

@@ -93,7 +93,7 @@ pub(crate) fn classify(
                     plan.kept.push(KeptReloc {
                         target: tp.out,
                         rela: r.is_rela,
-                        offset: tp.offset + r.offset,
+                        offset: tp.offset.wrapping_add(r.offset),
                         rtype: r.rtype,
                         sym,
                         addend,
@@ -154,16 +154,16 @@ pub(crate) fn classify(
                     super::preserve::record(
                         plan,
                         tp.out,
-                        tp.offset + r.offset,
+                        tp.offset.wrapping_add(r.offset),
                         r.rtype,
                         SymTarget::Section(dplace.out),
-                        r.addend + dplace.offset as i64,
+                        r.addend.wrapping_add(dplace.offset as i64),
                     );
                 } else if is_section_sym {
                     keep(
                         plan,
                         SymTarget::Section(dplace.out),
-                        r.addend + dplace.offset as i64,
+                        r.addend.wrapping_add(dplace.offset as i64),
                     );
                 } else {
                     keep(plan, SymTarget::Input(def), r.addend);
