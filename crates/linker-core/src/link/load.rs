@@ -472,7 +472,35 @@ pub(crate) fn parse_all<'d>(
     for (i, f) in out.iter_mut().enumerate() {
         f.id = FileId(i as u32);
     }
+    check_section_kinds(&out, diags);
+    diags.checkpoint()?;
     Ok(out)
+}
+
+/// Sections are merged by name: all sections of one name must agree on whether
+/// they occupy file space, or a merged output would hold a NOBITS size as file
+/// contents (unbounded output) or drop a PROGBITS contribution's bytes.
+fn check_section_kinds(files: &[InputFile<'_>], diags: &mut Diags) {
+    let mut first: std::collections::HashMap<&str, (bool, &str)> = Default::default();
+    for f in files {
+        for s in f.cubin.sections.iter().skip(1) {
+            let nobits = s.is_nobits();
+            let (kind, other) = *first.entry(s.name).or_insert((nobits, f.name));
+            if kind != nobits {
+                let what = |nb: bool| if nb { "no file space" } else { "file contents" };
+                diags.error(
+                    Error::malformed(format!(
+                        "section has {} here but {} in '{other}' (sections of one name are merged)",
+                        what(nobits),
+                        what(kind)
+                    ))
+                    .in_file(f.name)
+                    .in_section(s.name),
+                );
+                return;
+            }
+        }
+    }
 }
 
 /// Global names an input defines, and the strong undefined references it needs
