@@ -186,3 +186,21 @@ pub(crate) fn set_rel_type(cubin: &mut [u8]) {
         t.copy_from_slice(&ET_REL.to_le_bytes());
     }
 }
+
+/// `-r` cannot carry the Mercury (`.nv.merc.*`, `.nv.capmerc.*`) sections of
+/// sm_100+ objects yet: refuse rather than write an object nvlink crashes on.
+pub(crate) fn unsupported(files: &[InputFile<'_>]) -> Option<Error> {
+    let f = files.iter().find(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.name.starts_with(".nv.merc.") || s.name.starts_with(".nv.capmerc."))
+    })?;
+    Some(
+        Error::new(
+            crate::error::ErrorKind::Unsupported,
+            "-r (relocatable link) does not support objects with Mercury sections (sm_100 and later) yet",
+        )
+        .in_file(f.name),
+    )
+}
