@@ -29,7 +29,8 @@ mod view;
 
 pub use arch::SmArch;
 pub use config::{
-    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, Severity,
+    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, LinkReports,
+    ReportOptions, Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
