@@ -30,7 +30,7 @@ mod view;
 pub use arch::SmArch;
 pub use config::{
     register_link_source, Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput,
-    Severity,
+    LinkReports, ReportOptions, Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};

@@ -654,13 +654,20 @@ pub(crate) fn parse_all<'d>(
     diags: &mut Diags,
 ) -> std::result::Result<(Vec<InputFile<'d>>, Vec<bool>), LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
-    let results: Vec<Result<InputFile<'d>>> = images
+    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = images
         .par_iter()
         .enumerate()
-        .map(|(i, img)| parse_one(FileId(i as u32), &img.name, img.bytes(), arch))
+        .map(|(i, img)| {
+            let mut warning = None;
+            let r = parse_one(FileId(i as u32), &img.name, img.bytes(), arch, &mut warning);
+            (r, warning)
+        })
         .collect();
     let mut files = Vec::with_capacity(results.len());
-    for r in results {
+    for (r, warning) in results {
+        if let Some(w) = warning {
+            diags.warning(w);
+        }
         match r {
             Ok(f) => files.push(f),
             Err(e) => diags.error(e),
@@ -811,7 +818,13 @@ impl Selection<'_, '_> {
     }
 }
 
-fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Result<InputFile<'d>> {
+fn parse_one<'d>(
+    id: FileId,
+    name: &'d str,
+    data: &'d [u8],
+    arch: SmArch,
+    warning: &mut Option<Error>,
+) -> Result<InputFile<'d>> {
     let cubin = Cubin::parse(data).map_err(|e| e.in_file(name))?;
     if cubin.header.e_type != ET_REL {
         return Err(Error::new(
@@ -824,7 +837,10 @@ fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Res
         .in_file(name));
     }
     let in_arch = cubin.arch();
-    if !arch_compatible(in_arch, arch) {
+    let variant = super::blackwell::input_variant(&cubin);
+    if !super::blackwell::arch_compatible(in_arch, variant, arch) {
+        *warning = super::blackwell::limited_output_warning(in_arch, arch, name)
+            .map(|w| Error::new(ErrorKind::Arch, w).in_file(name));
         return Err(Error::new(
             ErrorKind::Arch,
             format!("input is for {in_arch}, which does not match the target {arch}"),
@@ -973,7 +989,11 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
             SHT_NOTE => notes::parse_notes(s.data).and_then(|list| {
                 for n in &list {
                     n.tkinfo().transpose()?;
-                    n.cuinfo().transpose()?;
+                    // CUDA 12's `.note.nv.cuver` shares the cuinfo note type with a
+                    // 12-byte descriptor (version 1); only cuinfo notes are checked.
+                    if s.name != ".note.nv.cuver" {
+                        n.cuinfo().transpose()?;
+                    }
                 }
                 Ok(())
             }),
@@ -984,13 +1004,69 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Whether an object built for `input` may be linked into an image for `target`.
+/// Whether an object built for `input` may be linked into an image for `target`,
+/// by SM number only (fatbinary member selection; objects are checked with
+/// their `a` variant by `blackwell::arch_compatible`).
 ///
 /// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
 /// major family too (sm_80 objects link into sm_86 and sm_89 images), never
 /// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
 pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
     input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
+}
+
+/// Defined global symbol names of every member of the archive at `path`
+/// whose device code is for `arch` (members without code for it are
+/// skipped): (member display name, names). For diagnostics only: failures
+/// give nothing. PTX-only members are not compiled.
+pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec<String>)> {
+    let name = path.display().to_string();
+    let Ok(blob) = map_file(path, &name) else {
+        return Vec::new();
+    };
+    let data: &[u8] = match &blob {
+        Blob::Mapped(m) => m,
+        Blob::Owned(b) => b,
+    };
+    let Ok(ar) = Archive::parse(data) else {
+        return Vec::new();
+    };
+    // No ptxas: a PTX member would need compiling, which a hint is not worth.
+    let ctx = Ctx {
+        arch,
+        ptxas: Some(Path::new("/nonexistent/culink-hints-no-ptxas")),
+    };
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out = Vec::new();
+    for m in &ar.members {
+        let mname = format!("{name}({})", m.name);
+        let owned;
+        let bytes: &[u8] = match &m.data {
+            MemberData::Inline(b) => b,
+            MemberData::External(rel) => match std::fs::read(dir.join(rel)) {
+                Ok(v) => {
+                    owned = v;
+                    &owned
+                }
+                Err(_) => continue,
+            },
+        };
+        let Ok((_, Ok(img))) = ctx.expand_object(bytes, &mname, "") else {
+            continue;
+        };
+        let Ok(c) = Cubin::parse(&img) else { continue };
+        if c.arch().sm != arch.sm {
+            continue;
+        }
+        let names: Vec<String> = c
+            .symbols
+            .iter()
+            .filter(|s| s.bind() != crate::elf::STB_LOCAL && !s.is_undefined())
+            .map(|s| s.name.to_string())
+            .collect();
+        out.push((mname, names));
+    }
+    out
 }
 
 #[cfg(test)]

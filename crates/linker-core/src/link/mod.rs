@@ -20,11 +20,17 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
+mod blackwell;
+mod hints;
 mod layout;
 mod live;
 mod load;
+mod mercury;
 mod nvinfo;
+mod preserve;
 mod relocate;
+mod report;
+mod rmode;
 mod sections;
 mod shared;
 mod symbols;
@@ -106,7 +112,8 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
     std::mem::take(diags).fail(error)
 }
 
-/// Links the inputs of `opts` into a final `ET_EXEC` cubin.
+/// Links the inputs of `opts` into a final `ET_EXEC` cubin (or, with
+/// [`LinkOptions::relocatable`], an `ET_REL` object to link again).
 ///
 /// Returns the cubin bytes and the warnings of the link, or every error found.
 /// Nothing is written to disk; the CLI does that atomically. Both results carry
@@ -168,6 +175,11 @@ fn link_inner(
             p.len()
         ));
     }
+    if opts.relocatable {
+        if let Some(e) = rmode::unsupported(&files) {
+            return Err(diags_fail(&mut diags, e));
+        }
+    }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
@@ -176,24 +188,51 @@ fn link_inner(
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots;
     // host-reference pruning and -kernels-used restrict the kernels).
-    let live = live::mark(
+    // `-variables-used` without `-kernels-used` leaves no kernel used (nvlink).
+    let kernels_used = opts
+        .kernels_used
+        .clone()
+        .or_else(|| opts.variables_used.as_ref().map(|_| Vec::new()));
+    let mut live = live::mark(
         &files,
         &db,
-        opts.kernels_used.as_deref(),
+        kernels_used.as_deref(),
         host_kernels.as_deref(),
     );
+    if opts.relocatable || opts.preserve_relocs {
+        // nvlink strips nothing in either mode (no host-reference pruning either:
+        // `-r` of host objects equals `-r` of the same cubins).
+        rmode::keep_all(&files, &mut live);
+    }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
-    let mut plan = sections::plan(&files, &db, &live, arch);
+    let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
+    if opts.preserve_relocs {
+        plan.resolved = Some(preserve::Preserved::default());
+    }
+    let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.
-    relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    if opts.relocatable {
+        rmode::classify(&files, &db, &mut plan, &mut diags);
+    } else {
+        relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    }
+    if diags.has_errors() {
+        hints::annotate(&mut diags, &files, &db, opts, arch);
+    }
     diags.checkpoint()?;
+    blackwell::rebuild_debug_frame(&files, &db, &mut plan);
     relocate::create_sections(&mut plan);
+    merc.classify(&files, &db, &mut plan)
+        .map_err(LinkFailure::from)?;
+    preserve::create_sections(&mut plan);
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
+    merc.create_info_sections(&files, &live, &mut plan);
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
     let syms = symtab::build(&files, &db, &live, &mut plan);
+    merc.build_symtab(&files, &db, &syms, &mut plan);
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
     nvinfo::build(
@@ -203,12 +242,22 @@ fn link_inner(
     diags.checkpoint()?;
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
+    merc.build_info(&files, &db, &syms, &mut plan)
+        .map_err(LinkFailure::from)?;
     relocate::finish(&syms, &mut plan);
-    let layout = layout::compute(&plan, arch, &files);
+    merc.finish(&files, &syms, &mut plan);
+    preserve::finish(&syms, &mut plan);
+    let mut layout = layout::compute(&plan, arch, &files);
+    if opts.relocatable {
+        rmode::strip_program_headers(&mut layout, plan.sections.len());
+    }
     lap("layout", &mut timings);
     // Phase 9: write everything in parallel into one buffer.
     let mut cubin = write::write(&files, &plan, &layout).map_err(LinkFailure::from)?;
     write::fix_text_info(&mut cubin, &plan, &layout, &syms.func_index);
+    if opts.relocatable {
+        rmode::set_rel_type(&mut cubin);
+    }
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();
@@ -222,10 +271,23 @@ fn link_inner(
             cubin.len()
         ));
     }
+    let r = &opts.reports;
+    let reports = crate::config::LinkReports {
+        callgraph: r
+            .callgraph
+            .then(|| report::callgraph_text(&files, &live, arch)),
+        callgraph_dot: r
+            .callgraph_dot
+            .then(|| report::callgraph_dot(&files, &live)),
+        map: r.map.then(|| report::map(&files, &plan, &cubin)),
+        why_live: (!r.why_live.is_empty()).then(|| report::why_live(&files, &live, &r.why_live)),
+        phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+    };
     Ok(LinkOutput {
         cubin,
         diagnostics: diags.list,
         registered_modules: register_ids,
+        reports,
     })
 }
 

@@ -344,13 +344,18 @@ pub(crate) fn create_sections(
         o.size = cu.size;
         o.body = Body::Bytes(cu.data.to_vec());
         m.cuinfo = Some(plan.add(o));
+    } else if let Some(mut o) = super::blackwell::synthesized_cuinfo(files, plan.arch) {
+        // No input has one (CUDA 12 objects carry `.note.nv.cuver`): nvlink writes its own.
+        o.link = LinkTo::Section(tk_id);
+        m.cuinfo = Some(plan.add(o));
     }
     let any = |name: &str| {
         files
             .iter()
             .any(|f| f.cubin.section_by_name(name).is_some())
     };
-    if any(".nv.info") {
+    // nvlink omits `.nv.info` when no function survives (`-variables-used`).
+    if any(".nv.info") && live.live.iter().any(|&l| l) {
         let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
         o.align = 4;
         o.link = LinkTo::SymTab;
@@ -363,7 +368,9 @@ pub(crate) fn create_sections(
                 .iter()
                 .any(|s| s.sh_type == SHT_CUDA_COMPAT)
         })
+        || plan.arch.is_sm90_or_later()
     {
+        // sm_90+ images always have one (CUDA 12 inputs have none).
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -421,7 +428,9 @@ pub(crate) fn create_sections(
         let address_taken = live
             .func_of_symbol(files, db, r)
             .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-        called.contains(s.name) && !address_taken && func_survives(files, db, plan, r)
+        // `-r` and `--preserve-relocs` keep every prototype (as nvlink).
+        (plan.keeps_everything() || (called.contains(s.name) && !address_taken))
+            && func_survives(files, db, plan, r)
     };
     let mut any_proto = false;
     for f in files {
@@ -447,13 +456,17 @@ pub(crate) fn create_sections(
     if let (Some(cu), Some(compat)) = (m.cuinfo, m.compat) {
         plan.sec_mut(cu).info = InfoTo::Section(compat);
     }
-    let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
-    ra.align = 8;
-    ra.entsize = 8;
-    ra.section_symbol = true;
-    ra.size = REL_ACTION.len() as u64;
-    ra.body = Body::Bytes(REL_ACTION.to_vec());
-    plan.add(ra);
+    // Not in `-r` output (nvlink writes it only into final images), nor in
+    // Blackwell images.
+    if !plan.relocatable && !plan.arch.is_blackwell_or_later() {
+        let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
+        ra.align = 8;
+        ra.entsize = 8;
+        ra.section_symbol = true;
+        ra.size = REL_ACTION.len() as u64;
+        ra.body = Body::Bytes(REL_ACTION.to_vec());
+        plan.add(ra);
+    }
     Ok(m)
 }
 
@@ -466,7 +479,7 @@ fn set_bytes(plan: &mut Plan, id: OutSecId, bytes: Vec<u8>) {
 /// Renumbers the symbol fields of one record; `None` when a referenced symbol was dropped.
 /// List attributes (`EIATTR_EXTERNS`) keep only the symbols that are still
 /// external after the link (`still_external`).
-fn renumber(
+pub(crate) fn renumber(
     rec: &eiattr::Record<'_>,
     map: &impl Fn(u32) -> Option<u32>,
     still_external: &impl Fn(u32) -> bool,
@@ -575,7 +588,7 @@ pub(crate) fn build(
         };
         let records = eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
         for rec in &records {
-            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE {
+            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE && !plan.relocatable {
                 continue;
             }
             // Attributes of a discarded definition (another input's won) go with it.
@@ -682,7 +695,8 @@ pub(crate) fn build(
             fn_barriers.get(&fi).copied().unwrap_or(0),
         )
     });
-    for &fi in &live_funcs {
+    // `-r`: no call-tree propagation (the final link does it).
+    for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
         if !func.is_kernel {
             continue;
@@ -790,6 +804,8 @@ pub(crate) fn build(
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
+        out.extend(super::blackwell::bindless_bank_records(plan, func));
+        super::blackwell::add_default_isa_version(arch, &mut out);
         if recursive_kernels.contains(&fi) {
             out.push(OwnedRecord::words(
                 EiAttr::EIATTR_CRS_STACK_SIZE,
@@ -814,7 +830,9 @@ pub(crate) fn build(
                 for rec in
                     compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
-                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE {
+                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE
+                        && !arch.is_blackwell_or_later()
+                    {
                         continue;
                     }
                     let owned = rec.to_owned_record();
@@ -841,6 +859,7 @@ pub(crate) fn build(
                     .map(|r| r.to_owned_record()),
             );
         }
+        super::blackwell::adjust_compat(&mut merged, arch);
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;
         results.push((id, bytes));
@@ -916,7 +935,7 @@ pub(crate) fn build(
             let address_taken = live
                 .func_of_symbol(files, db, r)
                 .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-            called.contains(s.name) && !address_taken
+            plan.keeps_everything() || (called.contains(s.name) && !address_taken)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         let mut seen_proto: HashSet<PrototypeEntry> = HashSet::new();
@@ -951,10 +970,10 @@ pub(crate) fn build(
     }
     // Notes: culink's tkinfo entry first, then the inputs' notes.
     if let Some(id) = meta.tkinfo {
-        let args = opts
-            .recorded_args
-            .clone()
-            .unwrap_or_else(|| format!("-arch {arch} "));
+        let args = opts.recorded_args.clone().unwrap_or_else(|| {
+            let r = if plan.relocatable { "-r " } else { "" };
+            format!("-arch {arch} {r}")
+        });
         let version = format!("culink {}", env!("CARGO_PKG_VERSION"));
         let own = TkInfo {
             version: 2,
@@ -966,7 +985,8 @@ pub(crate) fn build(
         };
         let mut bytes = Vec::new();
         own.encode_note(&mut bytes)?;
-        for f in files {
+        // `-r` output holds only the linker's own entry (as nvlink -r).
+        for f in files.iter().filter(|_| !plan.relocatable) {
             for s in f
                 .cubin
                 .sections

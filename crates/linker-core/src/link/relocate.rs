@@ -197,7 +197,8 @@ pub(crate) fn classify(
                             if fresh {
                                 plan.kept.push(KeptReloc {
                                     target: const0,
-                                    rela: false,
+                                    // Blackwell images carry them as RELA.
+                                    rela: plan.arch.is_blackwell_or_later(),
                                     offset: slot,
                                     rtype: header_index_type(sym.ty()),
                                     sym: SymTarget::Input(here),
@@ -240,7 +241,15 @@ pub(crate) fn classify(
                             .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
                     });
                     match value {
-                        Some(v) => patch(plan, v.wrapping_add(r.addend as u64)),
+                        Some(v) => {
+                            patch(plan, v.wrapping_add(r.addend as u64));
+                            if let super::shared::SharedRef::Var(def) = sr {
+                                let at = tp.offset.wrapping_add(r.offset);
+                                let to = SymTarget::Input(def);
+                                super::preserve::record(plan, tp.out, at, r.rtype, to, r.addend);
+                                super::preserve::record_shared(plan, def, v);
+                            }
+                        }
                         None => diags.error(
                             Error::new(
                                 ErrorKind::Unsupported,
@@ -323,11 +332,15 @@ pub(crate) fn classify(
                 let non_alloc =
                     dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 let linker_may = desc.class != ResolverClass::Driver;
+                let resolved_addend = r.addend.wrapping_add(section_addend);
+                let at = tp.offset.wrapping_add(r.offset);
                 if in_const && linker_may {
                     let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
                     patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));
+                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
                 } else if non_alloc && linker_may {
                     patch(plan, sym_offset.wrapping_add(r.addend as u64));
+                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
                 } else if desc.class == ResolverClass::Linker {
                     diags.error(
                         Error::new(
@@ -381,7 +394,7 @@ pub(crate) const STT_CUDA_SAMPLER: u8 = 11;
 /// Surface reference symbol type.
 pub(crate) const STT_CUDA_SURFACE: u8 = 12;
 
-fn is_texture_kind(ty: u8) -> bool {
+pub(crate) fn is_texture_kind(ty: u8) -> bool {
     matches!(ty, STT_CUDA_TEXTURE | STT_CUDA_SAMPLER | STT_CUDA_SURFACE)
 }
 
@@ -421,7 +434,8 @@ fn texture_slot(
             .map(|s| s.size)
             .max()
             .unwrap_or(0);
-        plan.tex_base = Some(base.div_ceil(4) * 4);
+        let a = super::blackwell::handle_slot_align(plan.arch);
+        plan.tex_base = Some(base.div_ceil(a) * a);
     }
     let base = plan.tex_base.unwrap_or(0);
     let off = match plan.tex_slots.iter().position(|n| n == name) {
@@ -483,8 +497,8 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     }
     for i in 0..plan.sections.len() {
         let s = &plan.sections[i];
-        if s.role != Role::Reloc {
-            continue;
+        if s.role != Role::Reloc || s.sh_type == SHT_CUDA_RESOLVED_RELA {
+            continue; // `.nv.resolvedrela.*`: preserve.rs
         }
         let InfoTo::Section(target) = s.info else {
             continue;

@@ -54,6 +54,9 @@ pub(crate) enum Body {
     Pieces(Vec<Piece>),
     /// No file contents.
     NoBits,
+    /// The same file bytes as another output section (Blackwell's
+    /// `.nv.merc.nv.global.init` shares `.nv.global.init`'s offset).
+    Alias(OutSecId),
 }
 
 /// What an output section is for; decides its place in the file.
@@ -79,6 +82,10 @@ pub(crate) enum Role {
     Text,
     Data,
     NoBits,
+    /// A section of the Blackwell Mercury family (`.nv.capmerc.*`, `.nv.merc.*`),
+    /// placed after everything else; the number orders the family's own groups
+    /// (see `mercury.rs`).
+    Mercury(u8),
 }
 
 /// `sh_link` of an output section, symbolically.
@@ -174,6 +181,11 @@ pub(crate) struct Plan {
     pub merged: HashMap<String, OutSecId>,
     /// The architecture linked for.
     pub arch: SmArch,
+    /// `-r`: the output is a relocatable object (see `rmode.rs`).
+    pub relocatable: bool,
+    /// `--preserve-relocs`: the relocations resolved by the linker, listed in
+    /// `.nv.resolvedrela.*` (see `preserve.rs`).
+    pub resolved: Option<super::preserve::Preserved>,
 }
 
 impl Plan {
@@ -221,6 +233,7 @@ impl Plan {
                 Role::Text => 17,
                 Role::Data => 18,
                 Role::NoBits => 19,
+                Role::Mercury(k) => 30 + k,
             }
         };
         let mut order: Vec<OutSecId> = (0..self.sections.len() as u32).map(OutSecId).collect();
@@ -231,6 +244,11 @@ impl Plan {
         }
         self.order = order;
         self.index_of = index_of;
+    }
+
+    /// Whether nothing is dead-stripped (`-r` and `--preserve-relocs`, as nvlink).
+    pub(crate) fn keeps_everything(&self) -> bool {
+        self.relocatable || self.resolved.is_some()
     }
 
     /// Final section index of an output section.
@@ -300,9 +318,20 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 }
 
 /// Builds the output section list and places every kept input section.
-pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
+pub(crate) fn plan(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    arch: SmArch,
+    relocatable: bool,
+) -> Plan {
     let _span = tracing::info_span!("sections").entered();
-    let shared = super::shared::layout(files, db, live);
+    // A relocatable link lays out no shared-memory windows: the final link does.
+    let shared = if relocatable {
+        super::shared::SharedLayout::default()
+    } else {
+        super::shared::layout(files, db, live)
+    };
     let mut plan = Plan {
         sections: Vec::new(),
         placement: files
@@ -323,6 +352,8 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         index_of: Vec::new(),
         merged: HashMap::new(),
         arch,
+        relocatable,
+        resolved: None,
     };
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
     let mut s = OutSection::new(".shstrtab", SHT_STRTAB, Role::ShStrTab);
@@ -389,7 +420,13 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
             }
             let owner = f.owner[i];
             let role = role_of(s, owner.is_some());
-            let out_type = output_type(s.sh_type);
+            let nobits = output_type(s.sh_type) == SHT_NOBITS;
+            // `-r` keeps the CUDA section types (nvlink -r does).
+            let out_type = if relocatable {
+                s.sh_type
+            } else {
+                output_type(s.sh_type)
+            };
             if let Some(text) = owner {
                 let func = live.func_of_text[fid][text as usize];
                 let mut o = OutSection::new(s.name, out_type, role);
@@ -420,7 +457,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                         o.align = w.align;
                     }
                 }
-                o.body = if out_type == SHT_NOBITS {
+                o.body = if nobits {
                     Body::NoBits
                 } else {
                     Body::Pieces(vec![Piece {
@@ -441,7 +478,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                         let mut o = OutSection::new(s.name, out_type, role);
                         o.flags = s.flags;
                         o.entsize = s.entsize;
-                        o.body = if out_type == SHT_NOBITS {
+                        o.body = if nobits {
                             Body::NoBits
                         } else {
                             Body::Pieces(Vec::new())
@@ -565,6 +602,10 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         o.flags = SHF_WRITE | SHF_ALLOC;
         o.align = 16;
         o.body = Body::NoBits;
+        // Blackwell images size it like a kernel's reserved shared window.
+        if arch.is_blackwell_or_later() {
+            o.size = super::shared::SM90_SHARED_RESERVE;
+        }
         plan.add(o);
     }
     plan

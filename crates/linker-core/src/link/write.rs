@@ -40,6 +40,16 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         return (0x41, 8, 0x0500_0004 | (sm << 8));
     };
     let h = &best.cubin.header;
+    if h.abi_version() < 8 {
+        // Only CUDA 12 (ELF ABI 7) inputs: nvlink 13 still writes its own
+        // format (measured at sm_90 with CUDA 12.9 objects).
+        let nibble = if plan.arch.is_blackwell_or_later() {
+            0x02
+        } else {
+            0x04
+        };
+        return (0x41, 8, 0x0600_0000 | (sm << 8) | nibble);
+    }
     let flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
     } else {
@@ -158,11 +168,8 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
             } else {
                 s.size
             };
-            (!matches!(s.body, Body::NoBits) && s.role != Role::Null && len > 0).then_some((
-                layout.offsets[id.0 as usize],
-                len,
-                id,
-            ))
+            (!matches!(s.body, Body::NoBits | Body::Alias(_)) && s.role != Role::Null && len > 0)
+                .then_some((layout.offsets[id.0 as usize], len, id))
         })
         .collect();
     spans.sort_unstable();
@@ -216,7 +223,7 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
                     }
                     Ok(())
                 }
-                Body::NoBits => Ok(()),
+                Body::NoBits | Body::Alias(_) => Ok(()),
             }
         })?;
     Ok(out)
