@@ -278,11 +278,6 @@ pub(crate) fn lost_to_earlier(
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
-/// The CUDA API version in the cuinfo note of a link without code (nvlink 13.0: 130).
-const EMPTY_LINK_CUDA_API: u32 = 0x82;
-/// The flags of that note (as nvlink 13.0 writes them: `SHF_INFO_LINK` | cuinfo).
-const EMPTY_LINK_CUINFO_FLAGS: u64 = 0x0100_0040;
-
 pub(crate) fn create_sections(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -307,7 +302,8 @@ pub(crate) fn create_sections(
         .map(|(_, _, f)| f)
         .or(files.first());
     // No input has code for the target (nvlink: warnings, exit 0): nvlink's
-    // empty cubin still has a cuinfo note, .nv.compat and an empty call graph.
+    // empty cubin still has a cuinfo note (synthesized below), .nv.compat and
+    // an empty call graph.
     let empty = files.is_empty();
     // Notes.
     let mut tk = OutSection::new(".note.nv.tkinfo", SHT_NOTE, Role::TkInfo);
@@ -316,23 +312,6 @@ pub(crate) fn create_sections(
     tk.section_symbol = true;
     let tk_id = plan.add(tk);
     m.tkinfo = Some(tk_id);
-    if empty {
-        let mut body = Vec::new();
-        crate::cubin::notes::CuInfo {
-            version: 2,
-            virtual_sm: plan.arch.sm as u16,
-            cuda_api_version: EMPTY_LINK_CUDA_API,
-        }
-        .encode_note(&mut body)?;
-        let mut o = OutSection::new(".note.nv.cuinfo", SHT_NOTE, Role::CuInfo);
-        o.flags = EMPTY_LINK_CUINFO_FLAGS;
-        o.align = 4;
-        o.link = LinkTo::Section(tk_id);
-        o.section_symbol = true;
-        o.size = body.len() as u64;
-        o.body = Body::Bytes(body);
-        m.cuinfo = Some(plan.add(o));
-    }
     if let Some(cu) = first.and_then(|f| f.cubin.section_by_name(".note.nv.cuinfo")) {
         let mut o = OutSection::new(".note.nv.cuinfo", SHT_NOTE, Role::CuInfo);
         o.flags = cu.flags;
