@@ -8,7 +8,7 @@ mod args;
 mod output;
 
 use args::{Command, LinkCommand};
-use linker_core::{Cubin, LinkFailure, LinkOptions, LinkOutput, Severity};
+use linker_core::{Cubin, Diagnostic, LinkFailure, LinkOptions, OutputSink, Severity};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -137,9 +137,12 @@ fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
     }
 }
 
-/// The one call into the library's link entry point.
-fn run_link(options: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
-    linker_core::link(options)
+/// The one call into the library's link entry point (writing into `sink`).
+fn run_link(
+    options: &LinkOptions,
+    sink: &mut dyn OutputSink,
+) -> Result<Vec<Diagnostic>, LinkFailure> {
+    linker_core::link_to(options, sink)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -183,16 +186,22 @@ fn link(cmd: LinkCommand) -> ExitCode {
             eprintln!("culink: {sev}: {}", d.error);
         }
     };
-    match run_link(&cmd.options) {
-        Ok(out) => {
-            print_diags(&out.diagnostics);
-            if let Err(e) = output::write_atomically(&output, &out.cubin) {
+    let mut out = output::AtomicOutput::new(&output);
+    match run_link(&cmd.options, &mut out) {
+        Ok(diagnostics) => {
+            print_diags(&diagnostics);
+            if let Err(e) = out.commit() {
                 eprintln!("culink: fatal: {}: {e}", output.display());
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS
         }
         Err(failure) => {
+            if let Some(e) = out.create_error() {
+                eprintln!("culink: fatal: {}: {e}", output.display());
+                return ExitCode::from(1);
+            }
+            drop(out);
             print_diags(&failure.diagnostics);
             if failure.errors().next().is_none() {
                 eprintln!("culink: fatal: link failed");

@@ -121,6 +121,38 @@ pub struct LinkOutput {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Where [`crate::link_to`] writes the cubin.
+///
+/// The linker calls [`OutputSink::begin`] once with the final size, then asks for
+/// the output window by window in increasing, non-overlapping file ranges
+/// ([`OutputSink::window`]) and writes every byte of each window (the previous
+/// contents do not matter); after a window is complete it calls
+/// [`OutputSink::release`] with the same range, which a sink may use to drop the
+/// finished pages from memory (e.g. `madvise(MADV_DONTNEED)` on a shared file
+/// mapping). Nothing is called after a failure.
+pub trait OutputSink {
+    /// Prepares room for an output of exactly `size` bytes.
+    fn begin(&mut self, size: usize) -> std::io::Result<()>;
+    /// The bytes `range` of the output (within the size given to `begin`).
+    fn window(&mut self, range: std::ops::Range<usize>) -> &mut [u8];
+    /// The bytes `range` (a range previously given to `window`) are final.
+    fn release(&mut self, range: std::ops::Range<usize>) {
+        let _ = range;
+    }
+}
+
+/// The simplest [`OutputSink`]: the cubin in memory.
+impl OutputSink for Vec<u8> {
+    fn begin(&mut self, size: usize) -> std::io::Result<()> {
+        self.clear();
+        self.resize(size, 0);
+        Ok(())
+    }
+    fn window(&mut self, range: std::ops::Range<usize>) -> &mut [u8] {
+        &mut self[range]
+    }
+}
+
 /// A failed link: all errors found (a link reports every symbol error at once).
 #[derive(Debug, Clone)]
 pub struct LinkFailure {

@@ -29,8 +29,8 @@ mod view;
 
 pub use arch::SmArch;
 pub use config::{
-    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, Severity,
+    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
-pub use link::link;
+pub use link::{link, link_to};

@@ -31,7 +31,7 @@ mod symbols;
 mod symtab;
 mod write;
 
-use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, Severity};
+use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity};
 use crate::error::{Error, ErrorKind};
 use std::time::Instant;
 
@@ -109,6 +109,22 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
 /// Returns the cubin bytes and the warnings of the link, or every error found.
 /// Nothing is written to disk; the CLI does that atomically.
 pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
+    let mut cubin = Vec::new();
+    let diagnostics = link_to(opts, &mut cubin)?;
+    Ok(LinkOutput { cubin, diagnostics })
+}
+
+/// Links like [`link`], but writes the cubin into `sink` (for example a
+/// memory-mapped output file) instead of returning a `Vec`, which saves a copy
+/// of the whole output. Returns the diagnostics of a successful link.
+///
+/// `sink` is only used once every check has passed, but the write itself can
+/// still fail (a relocation value that does not fit its field): on `Err` the
+/// sink may hold a partial cubin, which the caller discards.
+pub fn link_to(
+    opts: &LinkOptions,
+    sink: &mut dyn OutputSink,
+) -> Result<Vec<Diagnostic>, LinkFailure> {
     let _span = tracing::info_span!("link").entered();
     let mut diags = Diags {
         no_warnings: opts.no_warnings,
@@ -191,8 +207,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let layout = layout::compute(&plan, arch, &files);
     lap("layout", &mut timings);
     // Phase 9: write everything in parallel into one buffer.
-    let mut cubin = write::write(&files, &plan, &layout).map_err(LinkFailure::from)?;
-    write::fix_text_info(&mut cubin, &plan, &layout, &syms.func_index);
+    write::write(&files, &plan, &layout, &syms.func_index, sink).map_err(LinkFailure::from)?;
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();
@@ -203,13 +218,10 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
             "{} inputs, {} output sections, {} bytes written in {total:.3} ms",
             files.len(),
             plan.sections.len(),
-            cubin.len()
+            layout.file_size
         ));
     }
-    Ok(LinkOutput {
-        cubin,
-        diagnostics: diags.list,
-    })
+    Ok(diags.list)
 }
 
 pub(crate) use load::InputFile;
