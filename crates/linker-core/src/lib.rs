@@ -22,6 +22,7 @@ pub mod diff;
 pub mod dump;
 pub mod elf;
 pub mod error;
+mod fxhash;
 pub mod input;
 pub mod link;
 pub mod reloc;

@@ -16,13 +16,13 @@ use crate::config::{InputSource, LinkFailure, LinkOptions};
 use crate::cubin::Cubin;
 use crate::elf::{ET_REL, STB_GLOBAL, STB_WEAK, STT_SECTION};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fxhash::HashSet;
 use crate::input::archive::{Archive, MemberData};
 use crate::input::fatbin::Fatbin;
 use crate::input::host::HostObject;
 use crate::input::{detect, ptx, InputKind};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -507,7 +507,7 @@ pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group]) -> Vec<bool> {
     let mut sel = Selection {
         syms: &syms,
         keep: groups.iter().map(|g| *g == Group::Always).collect(),
-        defined: HashSet::new(),
+        defined: HashSet::default(),
         wanted: Vec::new(),
     };
     for i in 0..files.len() {

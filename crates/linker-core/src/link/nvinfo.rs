@@ -31,7 +31,7 @@ use crate::cubin::eiattr::{self, EiAttr, EiFormat, OwnedRecord, OwnedValue, SymF
 use crate::cubin::notes::{parse_notes, TkInfo};
 use crate::elf::*;
 use crate::error::{Error, ErrorKind, Result};
-use std::collections::{HashMap, HashSet};
+use crate::fxhash::{HashMap, HashSet};
 
 /// Individual stack-size warnings before they are summarized.
 pub const MAX_STACK_WARNINGS: usize = 8;
@@ -87,7 +87,7 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
 /// Names of functions (defined or not) that a live function calls directly,
 /// by call relocation or by the inputs' call-graph list of direct calls.
 fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     for f in files {
         let fid = f.id.0 as usize;
         let live_text = |text: u32| {
@@ -520,8 +520,8 @@ pub(crate) fn build(
 
     // Module .nv.info: collect records.
     let mut module: Vec<OwnedRecord> = Vec::new();
-    let mut regcount: HashMap<u32, u32> = HashMap::new();
-    let mut frame: HashMap<u32, u32> = HashMap::new();
+    let mut regcount: HashMap<u32, u32> = HashMap::default();
+    let mut frame: HashMap<u32, u32> = HashMap::default();
     for f in files {
         let Some(s) = first_with_type(f, SHT_CUDA_INFO, ".nv.info") else {
             continue;
@@ -554,8 +554,8 @@ pub(crate) fn build(
         }
     }
     // Call-tree facts.
-    let mut fn_barriers: HashMap<u32, u8> = HashMap::new();
-    let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
+    let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
@@ -585,7 +585,7 @@ pub(crate) fn build(
     }
     // EIATTR_EXTERNS of a function after the link: the still-undefined
     // symbols of its whole call tree, callees' first (as nvlink lists them).
-    let mut externs: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut externs: HashMap<u32, Vec<u32>> = HashMap::default();
     for &fi in &post_order(live) {
         let mut list: Vec<u32> = Vec::new();
         for c in &live.funcs[fi as usize].callees {
@@ -606,9 +606,9 @@ pub(crate) fn build(
     }
     let mut stack_warnings: Vec<String> = Vec::new();
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
-    let mut raised_regs: HashMap<u32, u32> = HashMap::new();
-    let mut kernel_barriers: HashMap<u32, u8> = HashMap::new();
-    let mut recursive_kernels: HashSet<u32> = HashSet::new();
+    let mut raised_regs: HashMap<u32, u32> = HashMap::default();
+    let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
+    let mut recursive_kernels: HashSet<u32> = HashSet::default();
     let facts = call_tree_facts(live, |fi| {
         let sym = syms.func_index[fi as usize];
         (
@@ -775,8 +775,8 @@ pub(crate) fn build(
     // .nv.callgraph and .nv.prototype.
     if let Some(id) = meta.callgraph {
         let mut g = CallGraph::default();
-        let mut seen: HashSet<(u8, u32, u32)> = HashSet::new();
-        let mut taken_at: HashMap<u32, usize> = HashMap::new();
+        let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
+        let mut taken_at: HashMap<u32, usize> = HashMap::default();
         for f in files {
             for s in f
                 .cubin
@@ -847,7 +847,7 @@ pub(crate) fn build(
             called.contains(s.name) && !address_taken
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
-        let mut seen_proto: HashSet<PrototypeEntry> = HashSet::new();
+        let mut seen_proto: HashSet<PrototypeEntry> = HashSet::default();
         for f in files {
             for s in f
                 .cubin

@@ -24,8 +24,9 @@ use super::{Diags, InputFile, OutSecId};
 use crate::cubin::occupies_no_file_space;
 use crate::elf::*;
 use crate::error::{Error, ErrorKind};
+use crate::fxhash::HashSet;
 use crate::reloc::table::{describe, RelocType, ResolverClass};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// The symbol a kept relocation refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,7 +135,7 @@ pub(crate) fn classify(
     diags: &mut Diags,
 ) {
     let _span = tracing::info_span!("relocate").entered();
-    let mut undefined_seen: HashSet<&str> = HashSet::new();
+    let mut undefined_seen: HashSet<&str> = HashSet::default();
     for f in files {
         let fid = f.id.0 as usize;
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
@@ -441,7 +442,7 @@ fn texture_slot(
 pub(crate) fn create_sections(plan: &mut Plan) {
     // Creation order: by first kept relocation, for a stable, input-like order.
     let mut seen: Vec<(u32, bool)> = Vec::new();
-    let mut known: HashSet<(u32, bool)> = HashSet::new();
+    let mut known: HashSet<(u32, bool)> = HashSet::default();
     for k in &plan.kept {
         let key = (k.target.0, k.rela);
         if known.insert(key) {

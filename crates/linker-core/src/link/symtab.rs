@@ -16,7 +16,7 @@ use super::sections::{Body, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
 use super::{GlobalId, InputFile, OutSecId};
 use crate::elf::*;
-use std::collections::{HashMap, HashSet};
+use crate::fxhash::{HashMap, HashSet};
 
 /// One output symbol before serialization.
 #[derive(Debug, Clone)]
@@ -127,7 +127,7 @@ pub(crate) fn build(
     let mut local_map: Vec<HashMap<u32, u32>> = Vec::with_capacity(files.len());
     for f in files {
         let fid = f.id.0 as usize;
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         for sym in &f.cubin.symbols {
             if sym.index == 0
                 || sym.bind() != STB_LOCAL
@@ -165,7 +165,7 @@ pub(crate) fn build(
     }
     let first_global = syms.len() as u32;
     // Undefined names that kept relocations still reference.
-    let mut referenced_undef: HashSet<GlobalId> = HashSet::new();
+    let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
     for k in &plan.kept {
         if let SymTarget::Input(r) = k.sym {
             if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
@@ -261,7 +261,7 @@ pub(crate) fn build(
         section_syms,
         func_index: Vec::new(),
         names: syms.iter().map(|s| s.name.clone()).collect(),
-        sig_map: HashMap::new(),
+        sig_map: HashMap::default(),
     };
     table.func_index = live
         .funcs
@@ -275,7 +275,7 @@ pub(crate) fn build(
         .collect();
     // Serialize .strtab and .symtab.
     let mut strtab: Vec<u8> = vec![0];
-    let mut offsets: HashMap<&str, u32> = HashMap::new();
+    let mut offsets: HashMap<&str, u32> = HashMap::default();
     let mut symtab = Vec::with_capacity(syms.len() * 24);
     let mut shndx_table: Vec<u8> = Vec::new();
     for s in &syms {
