@@ -32,6 +32,7 @@ use crate::cubin::notes::{parse_notes, TkInfo};
 use crate::elf::*;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fxhash::{HashMap, HashSet};
+use rayon::prelude::*;
 
 /// Individual stack-size warnings before they are summarized.
 pub const MAX_STACK_WARNINGS: usize = 8;
@@ -278,6 +279,38 @@ pub(crate) fn lost_to_earlier(
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.
+/// Per file, per section index: the first `.nv.info.<fn>` section
+/// (`SHF_INFO_LINK`) whose `sh_info` is that section, 0 when none. Replaces a
+/// scan of every section per function (29% of `build`'s samples at N = 2000).
+fn fn_info_index(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
+    files
+        .iter()
+        .map(|f| {
+            let mut v = vec![0u32; f.cubin.sections.len()];
+            for s in f.cubin.sections.iter().rev() {
+                if s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 {
+                    if let Some(slot) = v.get_mut(s.info as usize) {
+                        *slot = s.index;
+                    }
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// The `.nv.info.<fn>` input section of `text` in file `f` (see [`fn_info_index`]).
+fn fn_info_section<'a, 'd>(
+    index: &[Vec<u32>],
+    f: &'a InputFile<'d>,
+    text: u32,
+) -> Option<&'a crate::cubin::Section<'d>> {
+    match index[f.id.0 as usize].get(text as usize) {
+        Some(&i) if i != 0 => f.cubin.sections.get(i as usize),
+        _ => None,
+    }
+}
+
 pub(crate) fn create_sections(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -342,15 +375,13 @@ pub(crate) fn create_sections(
         m.compat = Some(plan.add(o));
     }
     // Per-function .nv.info.<fn> of live functions.
+    let info_index = fn_info_index(files);
     for (fi, func) in live.funcs.iter().enumerate() {
         if !live.live[fi] {
             continue;
         }
         let f = &files[func.key.file.0 as usize];
-        let info = f.cubin.sections.iter().find(|s| {
-            s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text
-        });
-        if let Some(s) = info {
+        if let Some(s) = fn_info_section(&info_index, f, func.key.text) {
             let text_out = plan.placement[func.key.file.0 as usize][func.key.text as usize]
                 .expect("live function text is placed")
                 .out;
@@ -554,15 +585,14 @@ pub(crate) fn build(
         }
     }
     // Call-tree facts.
+    let info_index = fn_info_index(files);
     let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     for (&fi, &id) in &meta.fn_info {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
         let name = &plan.sec(id).name;
-        if let Some(s) = f.cubin.sections.iter().find(|s| {
-            s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == func.key.text
-        }) {
+        if let Some(s) = fn_info_section(&info_index, f, func.key.text) {
             for rec in
                 eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(name.as_str()))?
             {
@@ -679,22 +709,14 @@ pub(crate) fn build(
         eiattr::encode_owned(&module, &mut bytes)?;
         results.push((id, bytes));
     }
-    // Per-function .nv.info.<fn>.
+    // Per-function .nv.info.<fn>: independent per function, so in parallel
+    // (collected in function order; the bytes do not depend on the threads).
     let mut fn_ids: Vec<(&u32, &OutSecId)> = meta.fn_info.iter().collect();
     fn_ids.sort();
-    for (&fi, &id) in fn_ids {
+    let per_fn = |(&fi, &id): (&u32, &OutSecId)| -> Result<(OutSecId, Vec<u8>)> {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
-        let s = f
-            .cubin
-            .sections
-            .iter()
-            .find(|s| {
-                s.sh_type == SHT_CUDA_INFO
-                    && s.flags & SHF_INFO_LINK != 0
-                    && s.info == func.key.text
-            })
-            .expect("created from this section");
+        let s = fn_info_section(&info_index, f, func.key.text).expect("created from this section");
         let mut out: Vec<OwnedRecord> = Vec::new();
         let mut has_bar = false;
         for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
@@ -733,7 +755,16 @@ pub(crate) fn build(
         }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&out, &mut bytes)?;
-        results.push((id, bytes));
+        Ok((id, bytes))
+    };
+    let fn_results: Vec<Result<(OutSecId, Vec<u8>)>> = fn_ids
+        .into_par_iter()
+        .with_min_len(256)
+        .map(per_fn)
+        .collect();
+    // The first error in function order, as a sequential loop would report.
+    for r in fn_results {
+        results.push(r?);
     }
     let _ = func_by_sym;
     // .nv.compat.
