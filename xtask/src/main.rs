@@ -8,6 +8,7 @@ mod bench;
 mod bench_gen;
 mod capi_header;
 mod fixtures;
+mod fuzz;
 mod nv_tools;
 mod test;
 mod util;
@@ -35,6 +36,13 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "fixtures [--check] [CASE...]",
         summary: "regenerate tests/link fixtures with ptxas/nvcc/nvlink (--check: compare only)",
         run: fixtures::run,
+    },
+    Subcommand {
+        name: "fuzz",
+        usage: "fuzz [--secs N] [--target T] [--engine E]",
+        summary:
+            "run the fuzz targets (libFuzzer via cargo-fuzz on nightly, else the stable driver)",
+        run: fuzz::run,
     },
     Subcommand {
         name: "test",

@@ -2,10 +2,15 @@
 //!
 //! Under `CI=true` a failure to get the tools is fatal (the oracle tests would
 //! otherwise be skipped silently); elsewhere it is a warning and the tests that
-//! need the tools skip themselves. Extra arguments go to `cargo test`.
+//! need the tools skip themselves. Extra arguments go to `cargo test`. Under
+//! `CI=true` a passing test run is followed by a bounded fuzz pass
+//! (`cargo xtask fuzz --engine stable --secs 30`).
 
 use crate::util::{is_ci, show, tools_dir, workspace_root};
 use std::process::Command;
+
+/// Seconds per fuzz target of the bounded pass `cargo xtask test` runs under `CI=true`.
+const CI_FUZZ_SECS: u64 = 30;
 
 /// `cargo xtask test [ARGS...]`.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -41,6 +46,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .status()
         .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
     match status.code() {
+        // Under CI, a short bounded fuzz pass (stable engine: no nightly needed).
+        Some(0) if is_ci() => crate::fuzz::run(&[
+            "--engine".into(),
+            "stable".into(),
+            "--secs".into(),
+            CI_FUZZ_SECS.to_string(),
+        ]),
         Some(0) => Ok(()),
         Some(code) => {
             eprintln!("xtask test: cargo test failed (exit {code})");

@@ -102,6 +102,7 @@ Link options:
   -v, --verbose                print phase timings and statistics
   -w, --disable-warnings       suppress warnings
   -Werror                      treat warnings as errors
+  --no-tool-args               record an empty option string in the output's tkinfo note
   @FILE, --options-file FILE   read more arguments from FILE
   -L, --library-path DIR       directory searched for -l libraries (then LIBRARY_PATH)
   -l, --library NAME           link libNAME.a (after all inputs; -lcudadevrt only when
@@ -161,6 +162,26 @@ pub fn split_response_file(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The largest response file read (a bound, so `@/dev/zero` fails instead of
+/// exhausting memory).
+pub const MAX_RESPONSE_FILE: u64 = 16 << 20;
+
+/// Reads a response file of at most [`MAX_RESPONSE_FILE`] bytes as UTF-8.
+fn read_response_file(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_RESPONSE_FILE + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_RESPONSE_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_RESPONSE_FILE} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
 /// Expands `@file`, `--options-file F` and `-optf F` (recursively, at most 16 deep).
 pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageError> {
     fn go(args: Vec<String>, depth: usize, out: &mut Vec<String>) -> Result<(), UsageError> {
@@ -188,7 +209,7 @@ pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageErro
                             "Options file '{f}' nested too deeply"
                         )));
                     }
-                    let text = std::fs::read_to_string(&f).map_err(|e| {
+                    let text = read_response_file(&f).map_err(|e| {
                         UsageError::fatal(format!("Could not open options file '{f}': {e}"))
                     })?;
                     let inner = split_response_file(&text)
@@ -226,6 +247,7 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("version", &["version", "V"]),
     ("help", &["help", "h"]),
     ("m64", &["m64"]),
+    ("no-tool-args", &["no-tool-args"]),
     ("lazy-archives", &["lazy-archives"]),
     ("whole-archive", &["whole-archive"]),
     ("no-whole-archive", &["no-whole-archive"]),
@@ -288,6 +310,7 @@ fn lookup(
 fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut cmd = LinkCommand::default();
     let mut arch_text: Option<String> = None;
+    let mut no_tool_args = false;
     let mut whole_archive = false;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -317,6 +340,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "Werror" => cmd.options.warnings_as_errors = true,
                 "version" => return Ok(Command::Version),
                 "help" => return Ok(Command::Help),
+                "no-tool-args" => no_tool_args = true,
                 "lazy-archives" => cmd.options.lazy_archives = true,
                 "whole-archive" => whole_archive = true,
                 "no-whole-archive" => whole_archive = false,
@@ -339,6 +363,18 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "Unknown option '{a}'; use option --help for more information"
             )));
         };
+        // A repeated -arch / -o must agree with itself: last-wins would link for
+        // an architecture or write a file the user did not mean.
+        let previous = match canon {
+            "arch" => arch_text.as_deref(),
+            "o" => cmd.output.as_deref().and_then(|p| p.to_str()),
+            _ => None,
+        };
+        if let Some(prev) = previous.filter(|p| *p != value) {
+            return Err(UsageError::fatal(format!(
+                "Option '-{canon}' given twice with different values ('{prev}' and '{value}')"
+            )));
+        }
         match canon {
             "arch" => arch_text = Some(value),
             "o" => cmd.output = Some(PathBuf::from(value)),
@@ -388,7 +424,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         }
     };
     cmd.options.arch = Some(arch);
-    cmd.options.recorded_args = Some(recorded_args(arch, &cmd.driver));
+    cmd.options.recorded_args = Some(if no_tool_args {
+        String::new()
+    } else {
+        recorded_args(arch, &cmd.driver)
+    });
     Ok(Command::Link(Box::new(cmd)))
 }
 

@@ -146,6 +146,14 @@ fn run_link(
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
+    // The same inode: also catches hard links and bind mounts.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
@@ -158,6 +166,13 @@ fn link(cmd: LinkCommand) -> ExitCode {
         eprintln!("culink: fatal: Must specify output file with -o option");
         return ExitCode::from(1);
     };
+    if output.is_dir() {
+        eprintln!(
+            "culink: fatal: Output file '{}' is a directory",
+            output.display()
+        );
+        return ExitCode::from(1);
+    }
     for input in &cmd.options.inputs {
         if let linker_core::InputSource::File(p) = input {
             if same_file(p, &output) {

@@ -2,6 +2,14 @@
 //! directory and renamed over the output, so a failed or interrupted link never
 //! leaves a partial file and never touches an existing output.
 //!
+//! The temporary name is `.<output>.culink-<pid>-<n>.tmp`, created with
+//! `O_CREAT|O_EXCL` (unique even when several links write into one directory)
+//! and removed on every error. On Unix, SIGINT, SIGTERM and SIGHUP arriving
+//! while it exists remove it before the process dies of the signal (the
+//! handler only calls `unlink`, `signal` and `raise`, which are
+//! async-signal-safe). Before the temporary file exists nothing has been
+//! written; after the rename the output is complete.
+//!
 //! The linker writes straight into the temporary file through a shared memory
 //! mapping of its final size ([`AtomicOutput`] is a [`linker_core::OutputSink`]):
 //! no output buffer in memory and no `write(2)` copy into the page cache. Each
@@ -15,6 +23,10 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+/// Test hook: milliseconds to stall between writing the temporary file and
+/// renaming it, so tests can deliver a signal inside that window.
+const STALL_ENV: &str = "CULINK_TEST_STALL_OUTPUT_MS";
+
 /// A temporary output file that becomes `path` on [`AtomicOutput::commit`] and
 /// is removed when dropped uncommitted.
 pub struct AtomicOutput {
@@ -23,6 +35,8 @@ pub struct AtomicOutput {
     file: Option<File>,
     map: Option<MmapMut>,
     create_error: Option<io::Error>,
+    /// Removes the temporary file on a terminating signal while it exists.
+    guard: Option<signals::TempGuard>,
 }
 
 impl AtomicOutput {
@@ -36,6 +50,7 @@ impl AtomicOutput {
             file: None,
             map: None,
             create_error: None,
+            guard: None,
         }
     }
 
@@ -59,10 +74,18 @@ impl AtomicOutput {
             })?
             .to_string_lossy()
             .into_owned();
+        if path.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "output path is a directory",
+            ));
+        }
         let pid = std::process::id();
         let mut attempt = 0u32;
         loop {
             let tmp = dir.join(format!(".{name}.culink-{pid}-{attempt}.tmp"));
+            // Registered before the file exists, so no instant is unprotected.
+            let guard = signals::TempGuard::new(&tmp);
             match OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -72,6 +95,7 @@ impl AtomicOutput {
                 Ok(f) => {
                     self.tmp = tmp;
                     self.file = Some(f);
+                    self.guard = Some(guard);
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
@@ -96,7 +120,15 @@ impl AtomicOutput {
         }
         self.map = None;
         self.file = None;
-        std::fs::rename(&self.tmp, &self.path)
+        if let Some(ms) = std::env::var(STALL_ENV).ok().and_then(|v| v.parse().ok()) {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        let result = std::fs::rename(&self.tmp, &self.path);
+        if result.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        self.guard = None;
+        result
     }
 }
 
@@ -107,6 +139,7 @@ impl Drop for AtomicOutput {
             self.file = None;
             let _ = std::fs::remove_file(&self.tmp);
         }
+        self.guard = None;
     }
 }
 
@@ -156,6 +189,76 @@ impl linker_core::OutputSink for AtomicOutput {
     }
 }
 
+#[cfg(unix)]
+mod signals {
+    //! Removes the registered temporary file when a terminating signal arrives.
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicPtr, Ordering};
+    use std::sync::Once;
+
+    /// The temporary file to remove, as a leaked C string (never freed, so the
+    /// handler can never see a dangling pointer); null when there is none.
+    static TEMP: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+    static INSTALL: Once = Once::new();
+
+    extern "C" fn on_signal(sig: libc::c_int) {
+        let p = TEMP.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        // SAFETY: `p` is null or a leaked, NUL-terminated string; unlink, signal
+        // and raise are async-signal-safe.
+        unsafe {
+            if !p.is_null() {
+                libc::unlink(p);
+            }
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+
+    /// Registers `path` for removal on SIGINT/SIGTERM/SIGHUP until dropped.
+    pub struct TempGuard;
+
+    impl TempGuard {
+        pub fn new(path: &Path) -> TempGuard {
+            INSTALL.call_once(|| {
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    // SAFETY: installs a handler that only makes async-signal-safe calls.
+                    unsafe {
+                        libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as usize);
+                    }
+                }
+            });
+            if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
+                TEMP.store(c.into_raw(), Ordering::SeqCst);
+            }
+            TempGuard
+        }
+    }
+
+    impl Drop for TempGuard {
+        fn drop(&mut self) {
+            // The string stays leaked: a handler running now may still read it.
+            TEMP.store(std::ptr::null_mut(), Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod signals {
+    //! No signal handling off Unix; the temporary file is still removed on errors.
+    use std::path::Path;
+
+    /// Does nothing off Unix.
+    pub struct TempGuard;
+
+    impl TempGuard {
+        pub fn new(_path: &Path) -> TempGuard {
+            TempGuard
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +299,14 @@ mod tests {
         assert!(o.create_error().is_some());
         drop(o);
         assert!(!dir.join("nope").exists());
+        // A directory as output fails and leaves it alone.
+        let sub = dir.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let mut o = AtomicOutput::new(&sub);
+        assert!(o.begin(1).is_err());
+        drop(o);
+        assert!(sub.is_dir());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -145,6 +145,9 @@ pub trait OutputSink {
 impl OutputSink for Vec<u8> {
     fn begin(&mut self, size: usize) -> std::io::Result<()> {
         self.clear();
+        // Fallible: a corrupt input can claim an absurd output size.
+        self.try_reserve_exact(size)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
         self.resize(size, 0);
         Ok(())
     }

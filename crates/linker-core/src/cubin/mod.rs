@@ -451,24 +451,31 @@ impl<'data> Cubin<'data> {
             ));
         }
         // Section contents.
-        let mut datas: Vec<&'data [u8]> = Vec::with_capacity(count);
+        // `None`: the data lies outside the file (reported once names are known).
+        let mut datas: Vec<Option<&'data [u8]>> = Vec::with_capacity(count);
         for (i, r) in raw.iter().enumerate() {
             let (_, ty, _, _, off, size, ..) = *r;
             if occupies_no_file_space(ty) || ty == SHT_NULL || i == 0 {
-                datas.push(&[]);
+                datas.push(Some(&[]));
                 continue;
             }
             let end = off.checked_add(size).filter(|&e| e <= data.len() as u64);
-            match end {
-                Some(end) => datas.push(&data[off as usize..end as usize]),
-                None => {
-                    return Err(Error::malformed(format!(
-                        "section #{i} data ({size:#x} bytes at {off:#x}) extends past the end of the file ({:#x} bytes)",
-                        data.len()
-                    ))
-                    .in_section(format!("#{i}")))
-                }
-            }
+            datas.push(end.map(|end| &data[off as usize..end as usize]));
+        }
+        let out_of_file = |i: usize, name: String| {
+            let (_, _, _, _, off, size, ..) = raw[i];
+            Error::malformed(format!(
+                "section #{i} data ({size:#x} bytes at {off:#x}) extends past the end of the file ({:#x} bytes)",
+                data.len()
+            ))
+            .in_section(name)
+        };
+        if raw.first().is_some_and(|r| r.1 != SHT_NULL) {
+            return Err(Error::malformed(format!(
+                "section #0 has sh_type {:#x}; it must be SHT_NULL",
+                raw[0].1
+            ))
+            .in_section("#0"));
         }
         let shstr: &[u8] = if count == 0 {
             &[]
@@ -486,7 +493,7 @@ impl<'data> Cubin<'data> {
                 ))
                 .in_section(format!("#{idx}")));
             }
-            datas[idx]
+            datas[idx].ok_or_else(|| out_of_file(idx, format!("#{idx}")))?
         };
         let mut sections = Vec::with_capacity(count);
         for (i, r) in raw.iter().enumerate() {
@@ -499,6 +506,21 @@ impl<'data> Cubin<'data> {
             if link as usize >= count.max(1) {
                 return Err(Error::malformed(format!(
                     "sh_link {link} is not a valid section index (have {count})"
+                ))
+                .in_section(name));
+            }
+            let Some(section_data) = datas[i] else {
+                return Err(out_of_file(i, name.to_string()));
+            };
+            if addralign > 1 && !addralign.is_power_of_two() {
+                return Err(Error::malformed(format!(
+                    "sh_addralign {addralign:#x} is not a power of two"
+                ))
+                .in_section(name));
+            }
+            if addralign > 1 && !section_data.is_empty() && offset % addralign != 0 {
+                return Err(Error::malformed(format!(
+                    "section data at file offset {offset:#x} is not aligned to its sh_addralign {addralign:#x}"
                 ))
                 .in_section(name));
             }
@@ -515,7 +537,7 @@ impl<'data> Cubin<'data> {
                 info,
                 addralign,
                 entsize,
-                data: datas[i],
+                data: section_data,
             });
         }
         Self::check_overlaps(&sections)?;
@@ -552,6 +574,17 @@ impl<'data> Cubin<'data> {
             return Ok(());
         };
         let symtab = *symtab;
+        if let Some(second) = self
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_SYMTAB)
+            .nth(1)
+        {
+            return Err(
+                Error::malformed("a second symbol table (only one is allowed)")
+                    .in_section(second.name),
+            );
+        }
         if symtab.entsize as usize != SYM_SIZE || symtab.size % SYM_SIZE as u64 != 0 {
             return Err(Error::malformed(format!(
                 "symbol table entsize {} / size {:#x} is not a whole number of {SYM_SIZE}-byte symbols",

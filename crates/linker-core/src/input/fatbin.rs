@@ -281,7 +281,19 @@ impl<'d> Entry<'d> {
         match self.compression {
             Compression::None => Ok(Cow::Borrowed(self.payload)),
             Compression::Lz4 => {
-                let mut out = vec![0u8; n];
+                // An LZ4 block expands at most ~255 times (one length byte can
+                // add 255 bytes of match): refuse sizes no payload can reach
+                // before allocating them.
+                if self.uncompressed_size > (self.payload.len() as u64 + 16) * 255 {
+                    return Err(bad(format!(
+                        "{n} bytes cannot come from a {}-byte LZ4 block",
+                        self.payload.len()
+                    )));
+                }
+                let mut out = Vec::new();
+                out.try_reserve_exact(n)
+                    .map_err(|_| bad(format!("cannot allocate {n} bytes")))?;
+                out.resize(n, 0);
                 let got = lz4_flex::block::decompress_into(self.payload, &mut out)
                     .map_err(|e| bad(format!("LZ4: {e}")))?;
                 if got != n {
@@ -290,7 +302,19 @@ impl<'d> Entry<'d> {
                 Ok(Cow::Owned(out))
             }
             Compression::Zstd => {
-                let mut out = Vec::with_capacity(n);
+                // Every Zstandard block takes at least 3 bytes and yields at most
+                // 128 KiB: refuse sizes no payload can reach before allocating
+                // (the decoder fills the reserved capacity).
+                let reachable = (self.payload.len() as u64 / 3 + 1) * (128 << 10);
+                if self.uncompressed_size > reachable {
+                    return Err(bad(format!(
+                        "{n} bytes cannot come from {} bytes of Zstandard data",
+                        self.payload.len()
+                    )));
+                }
+                let mut out = Vec::new();
+                out.try_reserve_exact(n)
+                    .map_err(|_| bad(format!("cannot allocate {n} bytes")))?;
                 let mut dec = ruzstd::decoding::FrameDecoder::new();
                 dec.decode_all_to_vec(self.payload, &mut out)
                     .map_err(|e| bad(format!("Zstandard: {e}")))?;

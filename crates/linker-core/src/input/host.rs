@@ -36,11 +36,15 @@ pub struct HostObject<'d> {
     pub host_refs: Option<HostRefs<'d>>,
 }
 
-/// Whether `data` is an ELF file for another machine than `EM_CUDA`.
+/// Whether `data` is an ELF file for another machine than `EM_CUDA`. An ELF
+/// with CUDA's OS ABI (`EI_OSABI` 0x41, or 0x33 before CUDA 12) is a cubin
+/// whatever its `e_machine` says: a damaged one must be reported, not skipped
+/// as a host object without device code.
 pub fn is_host_elf(data: &[u8]) -> bool {
     data.len() >= 20
         && data.starts_with(b"\x7fELF")
         && u16::from_le_bytes([data[18], data[19]]) != EM_CUDA
+        && !matches!(data[7], 0x41 | 0x33)
 }
 
 fn u16_at(d: &[u8], o: usize) -> Option<u16> {

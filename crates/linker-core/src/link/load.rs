@@ -592,12 +592,22 @@ fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Res
         )
         .in_file(name));
     }
+    check_limits(&cubin).map_err(|e| e.in_file(name))?;
+    check_subformats(&cubin).map_err(|e| e.in_file(name))?;
     let n = cubin.sections.len();
     let mut func_sym = vec![0u32; n];
     let mut owner = vec![None; n];
     for s in &cubin.sections {
         if s.name.starts_with(".text.") && s.flags & crate::elf::SHF_EXECINSTR != 0 {
             // sm_75..89 keep the register count in the top byte of sh_info.
+            if s.sh_type != crate::elf::SHT_PROGBITS {
+                return Err(Error::malformed(format!(
+                    "text section has sh_type {:#x}, not SHT_PROGBITS",
+                    s.sh_type
+                ))
+                .in_file(name)
+                .in_section(s.name));
+            }
             let sym = s.info & 0x00ff_ffff;
             if sym == 0 || sym as usize >= cubin.symbols.len() {
                 return Err(Error::malformed(format!(
@@ -636,6 +646,103 @@ fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Res
         owner,
         func_sym,
     })
+}
+
+/// The largest `sh_addralign` an input section may have. Real cubins use at
+/// most 128; the limit keeps alignment padding (and so output size and memory)
+/// proportional to the input size whatever the headers claim.
+pub(crate) const MAX_SECTION_ALIGN: u64 = 4096;
+
+/// The largest section size and in-section symbol value or size culink links
+/// (1 TiB, beyond any GPU memory): sums of many such values cannot overflow.
+pub(crate) const MAX_SECTION_SIZE: u64 = 1 << 40;
+
+/// Rejects sizes, alignments and symbol values beyond culink's limits, so that
+/// no later phase overflows its arithmetic or pads the output without bound.
+fn check_limits(cubin: &Cubin<'_>) -> Result<()> {
+    let over = |what: String| Error::new(ErrorKind::Overflow, what);
+    for s in cubin.sections.iter().skip(1) {
+        if s.sh_type == crate::elf::SHT_NULL {
+            return Err(Error::malformed(
+                "inactive (SHT_NULL) section header after section 0; cubins have none",
+            )
+            .in_section(s.name));
+        }
+        if s.addralign > MAX_SECTION_ALIGN {
+            return Err(over(format!(
+                "section alignment {:#x} exceeds culink's limit of {MAX_SECTION_ALIGN:#x}",
+                s.addralign
+            ))
+            .in_section(s.name));
+        }
+        if s.size > MAX_SECTION_SIZE {
+            return Err(over(format!(
+                "section size {:#x} exceeds culink's limit of {MAX_SECTION_SIZE:#x}",
+                s.size
+            ))
+            .in_section(s.name));
+        }
+    }
+    for sym in &cubin.symbols {
+        let bad_align = |v: u64| v > MAX_SECTION_ALIGN || (v > 1 && !v.is_power_of_two());
+        if sym.shndx == crate::elf::SHN_COMMON
+            && (bad_align(sym.value) || sym.size > MAX_SECTION_SIZE)
+        {
+            // `.common` variables keep their alignment in st_value.
+            return Err(over(format!(
+                "common symbol alignment {:#x} (a power of two up to {MAX_SECTION_ALIGN:#x}) / size {:#x} out of range",
+                sym.value, sym.size
+            ))
+            .in_section(".symtab")
+            .for_symbol(sym.name));
+        }
+        let Some(sec) = cubin.symbol_section(sym) else {
+            continue;
+        };
+        // Shared variables keep their alignment in st_value (COMMON-style).
+        let shared = sec.sh_type == crate::elf::SHT_CUDA_SHARED
+            && sym.other & crate::elf::STO_CUDA_SHARED != 0;
+        let bad_value = if shared {
+            bad_align(sym.value)
+        } else {
+            sym.value > MAX_SECTION_SIZE
+        };
+        if bad_value || sym.size > MAX_SECTION_SIZE {
+            return Err(over(format!(
+                "symbol value {:#x} / size {:#x} exceeds culink's limits",
+                sym.value, sym.size
+            ))
+            .in_section(sec.name)
+            .for_symbol(sym.name));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes every section with an inner format (EIATTR, EICOMPAT, notes, call
+/// graph, prototypes) once, up front: a malformed record is an error naming the
+/// section and offset even where a later phase would skip or rebuild it.
+fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
+    use crate::cubin::{callgraph, compat, eiattr, notes};
+    use crate::elf::*;
+    for s in &cubin.sections {
+        let checked = match s.sh_type {
+            SHT_CUDA_INFO => eiattr::parse(s.data).map(drop),
+            SHT_CUDA_COMPAT => compat::parse(s.data).map(drop),
+            SHT_CUDA_CALLGRAPH => callgraph::CallGraph::parse(s.data).map(drop),
+            SHT_CUDA_PROTOTYPE => callgraph::parse_prototypes(s.data).map(drop),
+            SHT_NOTE => notes::parse_notes(s.data).and_then(|list| {
+                for n in &list {
+                    n.tkinfo().transpose()?;
+                    n.cuinfo().transpose()?;
+                }
+                Ok(())
+            }),
+            _ => Ok(()),
+        };
+        checked.map_err(|e| e.in_section(s.name))?;
+    }
+    Ok(())
 }
 
 /// Whether an object built for `input` may be linked into an image for `target`.

@@ -343,7 +343,7 @@ pub(crate) fn classify(
                         .at(r.offset),
                     );
                 } else {
-                    keep(plan, sym_target, r.addend + section_addend);
+                    keep(plan, sym_target, r.addend.wrapping_add(section_addend));
                 }
             }
         }

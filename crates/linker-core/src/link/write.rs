@@ -83,10 +83,17 @@ pub(crate) fn write(
     let size = usize::try_from(layout.file_size)
         .map_err(|_| Error::new(crate::ErrorKind::Overflow, "output too large"))?;
     sink.begin(size).map_err(|e| {
-        Error::new(
-            crate::ErrorKind::Io,
-            format!("cannot create the output: {e}"),
-        )
+        if e.kind() == std::io::ErrorKind::OutOfMemory {
+            Error::new(
+                crate::ErrorKind::Overflow,
+                format!("cannot allocate the {size}-byte output"),
+            )
+        } else {
+            Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot create the output: {e}"),
+            )
+        }
     })?;
     let len_of = |id: OutSecId| -> u64 {
         let s = plan.sec(id);

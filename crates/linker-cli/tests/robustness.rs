@@ -1,0 +1,365 @@
+//! The `culink` link command under bad command lines, bad files and signals:
+//! every failure is a message and exit status 1, no output appears, an existing
+//! output is unchanged and no temporary file is left behind. Also determinism:
+//! no timestamps and no paths in the output, and `--no-tool-args`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn culink_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culink"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CULINK_LOG")
+        .env_remove("CULINK_TEST_STALL_OUTPUT_MS")
+        .output()
+        .expect("run culink")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/link/call_extern")
+        .join(name)
+}
+
+/// A scratch directory holding copies of `a.o` and `b.o` (call_extern, sm_90).
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("culink-rob-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(fixture("a.sm_90.o"), d.join("a.o")).unwrap();
+    std::fs::copy(fixture("b.sm_90.o"), d.join("b.o")).unwrap();
+    d
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[track_caller]
+fn fails_with(o: &Output, words: &str) {
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(words),
+        "expected {words:?} in: {}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn links_in_a_scratch_directory() {
+    let d = scratch("ok");
+    let o = culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(names(&d), ["a.o", "b.o", "out.cubin"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn duplicate_and_missing_output_and_arch() {
+    let d = scratch("dup");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "-arch=sm_90",
+                "a.o",
+                "b.o",
+                "-o",
+                "x.cubin",
+                "-o",
+                "y.cubin",
+            ],
+            "given twice",
+        ),
+        (
+            &["-arch=sm_90", "-arch=sm_80", "a.o", "b.o", "-o", "x.cubin"],
+            "given twice",
+        ),
+        (&["-arch=sm_90", "a.o", "b.o"], "Must specify output file"),
+        (&["a.o", "b.o", "-o", "x.cubin"], "Unknown arch name"),
+        (&["-arch=sm_90", "a.o", "b.o", "-o"], "requires a value"),
+        (
+            &["-arch", "a.o", "b.o", "-o", "x.cubin"],
+            "Unknown arch name 'a.o'",
+        ),
+        (
+            &["-arch=sm_bogus", "a.o", "-o", "x.cubin"],
+            "Unknown arch name",
+        ),
+    ];
+    for (args, want) in cases {
+        fails_with(&culink_in(&d, args), want);
+        assert_eq!(names(&d), ["a.o", "b.o"], "{args:?}");
+    }
+    // Response files: missing, endless, nested without end.
+    std::fs::write(d.join("self.rsp"), "@self.rsp").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["@missing.rsp"],
+            "Could not open options file 'missing.rsp'",
+        ),
+        (&["@/dev/zero"], "larger than"),
+        (&["@self.rsp"], "nested too deeply"),
+    ];
+    for (args, want) in cases {
+        fails_with(&culink_in(&d, args), want);
+    }
+    std::fs::remove_file(d.join("self.rsp")).unwrap();
+    // The same value twice is harmless.
+    let o = culink_in(
+        &d,
+        &[
+            "-arch=sm_90",
+            "-arch",
+            "sm_90",
+            "a.o",
+            "b.o",
+            "-o",
+            "x.cubin",
+            "-ox.cubin",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn unreadable_inputs() {
+    let d = scratch("unread");
+    std::fs::create_dir(d.join("dir.o")).unwrap();
+    std::fs::write(d.join("empty.o"), b"").unwrap();
+    std::fs::write(d.join("out.cubin"), b"previous").unwrap();
+    for (input, want) in [
+        ("missing.o", "missing.o: cannot open input file"),
+        ("dir.o", "dir.o: input is a directory"),
+        ("empty.o", "empty.o: input is an empty file"),
+    ] {
+        let o = culink_in(&d, &["-arch=sm_90", "a.o", input, "-o", "out.cubin"]);
+        fails_with(&o, want);
+        assert_eq!(std::fs::read(d.join("out.cubin")).unwrap(), b"previous");
+    }
+    assert_eq!(names(&d), ["a.o", "b.o", "dir.o", "empty.o", "out.cubin"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_output_paths() {
+    let d = scratch("outpath");
+    std::fs::create_dir(d.join("sub")).unwrap();
+    // A directory.
+    fails_with(
+        &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "sub"]),
+        "is a directory",
+    );
+    assert!(d.join("sub").is_dir());
+    // In a directory that does not exist.
+    fails_with(
+        &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "nope/x.cubin"]),
+        "nope/x.cubin",
+    );
+    // A file in place of the directory.
+    fails_with(
+        &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "a.o/x.cubin"]),
+        "a.o/x.cubin",
+    );
+    // Equal to an input, also through another spelling of the path.
+    for out in ["a.o", "./a.o", "sub/../b.o"] {
+        fails_with(
+            &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", out]),
+            "also an input",
+        );
+    }
+    // A hard link to an input.
+    std::fs::hard_link(d.join("b.o"), d.join("sub/hard.o")).unwrap();
+    fails_with(
+        &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "sub/hard.o"]),
+        "also an input",
+    );
+    std::fs::remove_file(d.join("sub/hard.o")).unwrap();
+    assert_eq!(
+        std::fs::read(d.join("a.o")).unwrap(),
+        std::fs::read(fixture("a.sm_90.o")).unwrap()
+    );
+    assert_eq!(names(&d), ["a.o", "b.o", "sub"]);
+    assert!(names(&d.join("sub")).is_empty());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn unwritable_output_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("ro");
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("out.cubin"), b"previous").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root ignores directory permissions: then there is nothing to test.
+    let writable = std::fs::write(ro.join("probe"), b"").is_ok();
+    if !writable {
+        fails_with(
+            &culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "ro/out.cubin"]),
+            "ro/out.cubin",
+        );
+        assert_eq!(std::fs::read(ro.join("out.cubin")).unwrap(), b"previous");
+        assert_eq!(names(&ro), ["out.cubin"]);
+    }
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn failed_links_write_nothing() {
+    let d = scratch("fail");
+    std::fs::write(d.join("out.cubin"), b"previous").unwrap();
+    let mut bad = std::fs::read(d.join("a.o")).unwrap();
+    bad.truncate(bad.len() / 2);
+    std::fs::write(d.join("bad.o"), &bad).unwrap();
+    // Malformed input; undefined symbol (a alone); duplicate definitions.
+    for args in [
+        &["-arch=sm_90", "bad.o", "b.o", "-o", "out.cubin"][..],
+        &["-arch=sm_90", "a.o", "-o", "out.cubin"],
+        &["-arch=sm_90", "a.o", "a.o", "b.o", "-o", "out.cubin"],
+        &["-arch=sm_90", "a.o", "b.o", "-o", "new.cubin", "-Wbogus"],
+    ] {
+        let o = culink_in(&d, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(std::fs::read(d.join("out.cubin")).unwrap(), b"previous");
+        assert_eq!(names(&d), ["a.o", "b.o", "bad.o", "out.cubin"], "{args:?}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Starts a link that stalls with its temporary file written, sends `sig`,
+/// and checks that neither the output nor the temporary file remains.
+#[cfg(unix)]
+fn interrupted(sig: i32, tag: &str) {
+    let d = scratch(tag);
+    std::fs::write(d.join("out.cubin"), b"previous").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_culink"))
+        .args(["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"])
+        .current_dir(&d)
+        .env("CULINK_TEST_STALL_OUTPUT_MS", "20000")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the temporary file exists.
+    let mut seen = false;
+    for _ in 0..2000 {
+        if names(&d).iter().any(|n| n.ends_with(".tmp")) {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(seen, "the temporary file never appeared: {:?}", names(&d));
+    let pid = child.id().to_string();
+    let sig = format!("-{sig}");
+    let killed = Command::new("kill").args([&sig, &pid]).status().unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert_eq!(std::fs::read(d.join("out.cubin")).unwrap(), b"previous");
+    assert_eq!(names(&d), ["a.o", "b.o", "out.cubin"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_leaves_no_temporary_file() {
+    interrupted(2, "sigint");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_leaves_no_temporary_file() {
+    interrupted(15, "sigterm");
+}
+
+/// Links in two different directories (relative and absolute paths), a
+/// second apart: the outputs are identical and hold neither path nor time.
+#[test]
+fn output_has_no_paths_or_timestamps() {
+    let d1 = scratch("det1");
+    let d2 = scratch("det2-longer-name");
+    let o = culink_in(&d1, &["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    std::thread::sleep(Duration::from_millis(1100));
+    let a = d2.join("a.o");
+    let b = d2.join("b.o");
+    let out = d2.join("out.cubin");
+    let o = culink_in(
+        Path::new("/"),
+        &[
+            "-arch=sm_90",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let c1 = std::fs::read(d1.join("out.cubin")).unwrap();
+    let c2 = std::fs::read(&out).unwrap();
+    assert_eq!(c1, c2, "output depends on paths or time");
+    let has = |needle: &str| c2.windows(needle.len()).any(|w| w == needle.as_bytes());
+    for needle in [
+        d2.to_str().unwrap(),
+        "det2-longer-name",
+        "culink-rob",
+        "a.o",
+        "b.o",
+        "out.cubin",
+    ] {
+        assert!(!has(needle), "output contains {needle:?}");
+    }
+    std::fs::remove_dir_all(&d1).unwrap();
+    std::fs::remove_dir_all(&d2).unwrap();
+}
+
+#[test]
+fn tool_args_recorded_or_omitted() {
+    let d = scratch("args");
+    let o = culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "with.cubin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = culink_in(
+        &d,
+        &[
+            "-arch=sm_90",
+            "--no-tool-args",
+            "a.o",
+            "b.o",
+            "-o",
+            "without.cubin",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // culink's own tkinfo entry (the inputs' ptxas entries are copied as they are).
+    let own = |f: &str| {
+        text(&culink_in(&d, &["dump", f]).stdout)
+            .lines()
+            .find(|l| l.contains("tool \"culink\""))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let with = own("with.cubin");
+    let without = own("without.cubin");
+    assert!(with.ends_with("args \"-arch sm_90 \""), "{with}");
+    assert!(without.ends_with("args \"\""), "{without}");
+    // Nothing else changes.
+    let o = culink_in(&d, &["diff", "with.cubin", "without.cubin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    std::fs::remove_dir_all(&d).unwrap();
+}
