@@ -193,7 +193,7 @@ pub fn link_to(
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
-    let syms = symtab::build(&files, &db, &live, &mut plan);
+    let mut syms = symtab::build(&files, &db, &live, &mut plan);
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
     nvinfo::build(
@@ -206,8 +206,13 @@ pub fn link_to(
     relocate::finish(&syms, &mut plan);
     let layout = layout::compute(&plan, arch, &files);
     lap("layout", &mut timings);
-    // Phase 9: write everything in parallel into one buffer.
-    write::write(&files, &plan, &layout, &syms.func_index, sink).map_err(LinkFailure::from)?;
+    // Phase 9: write everything in parallel into the sink. Only the inputs, the
+    // plan, the layout and the functions' symbol indices are needed now: the
+    // symbol database, liveness and symbol table are freed first, so they do
+    // not add to the peak resident memory while the output pages are written.
+    let func_index = std::mem::take(&mut syms.func_index);
+    drop((syms, meta, live, db));
+    write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();
