@@ -211,7 +211,8 @@ pub fn link_to(
     // symbol database, liveness and symbol table are freed first, so they do
     // not add to the peak resident memory while the output pages are written.
     let func_index = std::mem::take(&mut syms.func_index);
-    drop((syms, meta, live, db));
+    drop((syms, meta, live));
+    drop(db);
     write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
     lap("write", &mut timings);
     if opts.verbose {

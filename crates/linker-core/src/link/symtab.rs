@@ -17,11 +17,13 @@ use super::symbols::{SymRef, SymbolDb};
 use super::{GlobalId, InputFile, OutSecId};
 use crate::elf::*;
 use crate::fxhash::{HashMap, HashSet};
+use std::borrow::Cow;
 
 /// One output symbol before serialization.
 #[derive(Debug, Clone)]
-struct OutSym {
-    name: String,
+struct OutSym<'a> {
+    /// Borrowed from the inputs for locals and globals (no allocation per symbol).
+    name: Cow<'a, str>,
     info: u8,
     other: u8,
     section: Option<OutSecId>,
@@ -31,20 +33,21 @@ struct OutSym {
 }
 
 /// The output symbol table and the input → output index maps.
-pub(crate) struct SymTable {
+pub(crate) struct SymTable<'a> {
     local_map: Vec<HashMap<u32, u32>>,
-    global_of: Vec<Vec<Option<GlobalId>>>,
+    /// The symbol database's map (borrowed, not cloned).
+    global_of: &'a [Vec<Option<GlobalId>>],
     global_map: Vec<u32>,
     section_syms: Vec<u32>,
     /// Output index of each live function's symbol (by live function index).
     pub func_index: Vec<u32>,
     /// Output symbol names by index (for diagnostics and the call graph).
-    pub names: Vec<String>,
+    pub names: Vec<Cow<'a, str>>,
     /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
     sig_map: HashMap<(u32, u32), u32>,
 }
 
-impl SymTable {
+impl SymTable<'_> {
     /// Output index of an input symbol (0 when it was dropped).
     pub(crate) fn output_index(&self, r: SymRef) -> u32 {
         match self.global_of[r.file.0 as usize][r.index as usize] {
@@ -80,12 +83,12 @@ fn out_other(ty: u8, other: u8) -> u8 {
 }
 
 /// Builds `.symtab` and `.strtab` (after fixing the section order).
-pub(crate) fn build(
-    files: &[InputFile<'_>],
-    db: &SymbolDb<'_>,
+pub(crate) fn build<'a>(
+    files: &'a [InputFile<'_>],
+    db: &'a SymbolDb<'_>,
     live: &Live,
     plan: &mut Plan,
-) -> SymTable {
+) -> SymTable<'a> {
     let _span = tracing::info_span!("symtab").entered();
     // Past SHN_LORESERVE sections, symbols name their section through
     // SHN_XINDEX and a `.symtab_shndx` table (as nvlink does for big links).
@@ -98,8 +101,8 @@ pub(crate) fn build(
         plan.add(o);
     }
     plan.finalize_order();
-    let mut syms: Vec<OutSym> = vec![OutSym {
-        name: String::new(),
+    let mut syms: Vec<OutSym<'a>> = vec![OutSym {
+        name: Cow::Borrowed(""),
         info: 0,
         other: 0,
         section: None,
@@ -113,7 +116,7 @@ pub(crate) fn build(
         if s.section_symbol {
             section_syms[id.0 as usize] = syms.len() as u32;
             syms.push(OutSym {
-                name: s.name.clone(),
+                name: Cow::Owned(s.name.clone()),
                 info: STT_SECTION,
                 other: 0,
                 section: Some(id),
@@ -152,7 +155,7 @@ pub(crate) fn build(
             let var = sym.ty() == STT_CUDA_OBJECT;
             map.insert(sym.index, syms.len() as u32);
             syms.push(OutSym {
-                name: sym.name.to_string(),
+                name: Cow::Borrowed(sym.name),
                 info: (STB_LOCAL << 4) | if var { STT_OBJECT } else { sym.ty() },
                 other: out_other(sym.ty(), sym.other),
                 section: Some(p.out),
@@ -212,7 +215,7 @@ pub(crate) fn build(
                 };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
-                    name: name.to_string(),
+                    name: Cow::Borrowed(*name),
                     info: (bind << 4) | ty,
                     other: out_other(sym.ty(), sym.other),
                     section,
@@ -243,7 +246,7 @@ pub(crate) fn build(
                 };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
-                    name: name.to_string(),
+                    name: Cow::Borrowed(*name),
                     info: (bind << 4) | ty,
                     other: 0,
                     section: None,
@@ -256,11 +259,11 @@ pub(crate) fn build(
     }
     let mut table = SymTable {
         local_map,
-        global_of: db.global_of.clone(),
+        global_of: &db.global_of,
         global_map,
         section_syms,
         func_index: Vec::new(),
-        names: syms.iter().map(|s| s.name.clone()).collect(),
+        names: Vec::new(),
         sig_map: HashMap::default(),
     };
     table.func_index = live
@@ -282,7 +285,7 @@ pub(crate) fn build(
         let name_off = if s.name.is_empty() {
             0
         } else {
-            *offsets.entry(s.name.as_str()).or_insert_with(|| {
+            *offsets.entry(s.name.as_ref()).or_insert_with(|| {
                 let o = strtab.len() as u32;
                 strtab.extend_from_slice(s.name.as_bytes());
                 strtab.push(0);
@@ -365,5 +368,6 @@ pub(crate) fn build(
         s.link = super::sections::LinkTo::Section(strtab_id);
         s.info = super::sections::InfoTo::Raw(first_global);
     }
+    table.names = syms.into_iter().map(|s| s.name).collect();
     table
 }
