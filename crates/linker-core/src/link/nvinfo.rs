@@ -48,7 +48,7 @@ pub const TOOL_NAME: &str = "culink";
 
 /// Ids of the metadata sections created before the symbol table.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct MetaSections {
+pub(crate) struct MetaSections<'d> {
     pub tkinfo: Option<OutSecId>,
     pub cuinfo: Option<OutSecId>,
     pub nv_info: Option<OutSecId>,
@@ -57,6 +57,8 @@ pub(crate) struct MetaSections {
     pub prototype: Option<OutSecId>,
     /// Per live function index: its `.nv.info.<fn>`.
     pub fn_info: HashMap<u32, OutSecId>,
+    /// [`called_names`], computed once (it was 2 × 2.4% of a 2000-object link).
+    pub called: HashSet<&'d str>,
 }
 
 fn first_with_type<'a>(
@@ -311,12 +313,12 @@ fn fn_info_section<'a, 'd>(
     }
 }
 
-pub(crate) fn create_sections(
-    files: &[InputFile<'_>],
-    db: &SymbolDb<'_>,
+pub(crate) fn create_sections<'d>(
+    files: &[InputFile<'d>],
+    db: &SymbolDb<'d>,
     live: &Live,
     plan: &mut Plan,
-) -> Result<MetaSections> {
+) -> Result<MetaSections<'d>> {
     let mut m = MetaSections::default();
     // The cuinfo note of the input with the lowest virtual SM (nvlink keeps
     // sm_80's note in an sm_86 image built from sm_86 and sm_80 objects).
@@ -456,6 +458,7 @@ pub(crate) fn create_sections(
     ra.size = REL_ACTION.len() as u64;
     ra.body = Body::Bytes(REL_ACTION.to_vec());
     plan.add(ra);
+    m.called = called;
     Ok(m)
 }
 
@@ -863,7 +866,7 @@ pub(crate) fn build(
         results.push((id, bytes));
     }
     if let Some(id) = meta.prototype {
-        let called = called_names(files, db, live);
+        let called = &meta.called;
         let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
             let Some(s) = f.cubin.symbols.get(sym as usize) else {
                 return false;
