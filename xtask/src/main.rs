@@ -9,6 +9,7 @@ mod bench_gen;
 mod capi_header;
 mod fixtures;
 mod fuzz;
+mod gpu_check;
 mod nv_tools;
 mod test;
 mod util;
@@ -55,6 +56,12 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "bench [--quick] [--runs R] [--sizes N,..]",
         summary: "time nvlink vs culink on synthetic workloads; report in target/bench/report.md",
         run: bench::run,
+    },
+    Subcommand {
+        name: "gpu-check",
+        usage: "gpu-check [--bundle-only] [CASE...]",
+        summary: "bundle culink+nvlink sm_90 cubins into target/gpu-bundle and run them on the GPU (exit 3: no driver)",
+        run: gpu_check::run,
     },
     Subcommand {
         name: "capi-header",

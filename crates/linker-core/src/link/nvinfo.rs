@@ -845,11 +845,10 @@ pub(crate) fn build(
                         }
                     }
                 }
+                // One entry per indirect call site, repeats included (as nvlink).
                 for &(a, p) in &cg.indirect_calls {
                     if let Some(a) = out_of(f, a) {
-                        if seen.insert((3, a, sig(p))) {
-                            g.indirect_calls.push((a, sig(p)));
-                        }
+                        g.indirect_calls.push((a, sig(p)));
                     }
                 }
                 for &(a, b) in &cg.address_refs {

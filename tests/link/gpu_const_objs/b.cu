@@ -1,0 +1,1 @@
+__constant__ float cb[2] = {0.5f, 2.0f};

@@ -1,0 +1,12 @@
+// One link of the recursion deep_a -> deep_b -> deep_c -> deep_a; each frame
+// holds a volatile local array, so it really lives on the stack.
+__device__ int deep_c(int d, int x);
+
+__device__ int deep_b(int d, int x)
+{
+    volatile int buf[16];
+    for (int i = 0; i < 16; i++)
+        buf[i] = x + i * d;
+    int r = d > 0 ? deep_c(d - 1, buf[d % 16] ^ 0x5a) : x;
+    return r + buf[x & 15];
+}
