@@ -6,7 +6,9 @@
 //! contents; `sh_link`/`sh_info` by the *name* they refer to), symbols,
 //! relocations, EIATTR records, call graph and prototypes as multisets with
 //! symbol indices resolved to names, and `.note.nv.tkinfo` without its first
-//! (linker's own) note. Section order, file offsets, symbol order and program
+//! (linker's own) note; the Blackwell Mercury family (`.nv.merc.symtab`,
+//! `.nv.merc.rela.*`, `.nv.merc.nv.info*`, capsule headers) likewise, with
+//! Mercury symbol indices resolved through `.nv.merc.symtab`. Section order, file offsets, symbol order and program
 //! headers are not compared; [`check_program_headers`] checks the latter
 //! against the layout rule instead.
 
@@ -82,6 +84,8 @@ pub fn diff(ours: &Cubin<'_>, reference: &Cubin<'_>) -> Vec<Difference> {
     diff_sections(&o, &r, &mut out);
     diff_symbols(&o, &r, &mut out);
     diff_relocs(&o, &r, &mut out);
+    diff_merc_symbols(&o, &r, &mut out);
+    diff_merc_relocs(&o, &r, &mut out);
     out
 }
 
@@ -144,6 +148,63 @@ fn diff_header(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
 struct Side<'a, 'd> {
     c: &'a Cubin<'d>,
     ids: Vec<String>,
+    /// `.nv.merc.symtab` (Blackwell), when present.
+    merc: Vec<MercSym>,
+}
+
+/// One `.nv.merc.symtab` entry, with its name resolved.
+#[derive(Debug, Clone)]
+struct MercSym {
+    name: String,
+    info: u8,
+    other: u8,
+    shndx: u16,
+    value: u64,
+    size: u64,
+}
+
+/// Reads the Mercury symbol table of `c` (empty when there is none or it is unreadable).
+fn merc_symbols(c: &Cubin<'_>) -> Vec<MercSym> {
+    let Some(st) = c
+        .sections
+        .iter()
+        .find(|s| s.sh_type == SHT_CUDA_MERC_SYMTAB)
+    else {
+        return Vec::new();
+    };
+    let strtab = c
+        .sections
+        .get(st.link as usize)
+        .map(|s| s.data)
+        .unwrap_or(&[]);
+    st.data
+        .chunks_exact(24)
+        .map(|e| {
+            let off = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
+            let name = strtab
+                .get(off..)
+                .and_then(|r| r.iter().position(|&b| b == 0).map(|n| &r[..n]))
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_else(|| format!("#name{off:#x}"));
+            MercSym {
+                name,
+                info: e[4],
+                other: e[5],
+                shndx: u16::from_le_bytes([e[6], e[7]]),
+                value: u64::from_le_bytes(e[8..16].try_into().unwrap_or([0; 8])),
+                size: u64::from_le_bytes(e[16..24].try_into().unwrap_or([0; 8])),
+            }
+        })
+        .collect()
+}
+
+/// The diff name of Mercury symbol `index` (its name; `#index` when out of range).
+fn merc_id(c: &Side<'_, '_>, index: u32) -> String {
+    match c.merc.get(index as usize) {
+        Some(m) if index != 0 => m.name.clone(),
+        Some(_) => String::new(),
+        None => format!("#{index}"),
+    }
 }
 
 fn content_hash(c: &Cubin<'_>, sym: &crate::cubin::Symbol<'_>) -> u32 {
@@ -179,7 +240,11 @@ impl<'a, 'd> Side<'a, 'd> {
         let mut ids = names.clone();
         let dups: Vec<&Vec<u32>> = groups.values().filter(|g| g.len() > 1).collect();
         if dups.is_empty() {
-            return Side { c, ids };
+            return Side {
+                c,
+                ids,
+                merc: merc_symbols(c),
+            };
         }
         // Which sections' relocations refer to each symbol.
         let mut referrers: Vec<std::collections::BTreeSet<String>> = vec![Default::default(); n];
@@ -229,7 +294,11 @@ impl<'a, 'd> Side<'a, 'd> {
                 _ => format!("{}#{:08x}", names[i as usize], content_hash(c, sym)),
             };
         }
-        Side { c, ids }
+        Side {
+            c,
+            ids,
+            merc: merc_symbols(c),
+        }
     }
 }
 
@@ -252,6 +321,8 @@ fn sym_id(c: &Side<'_, '_>, index: u32) -> String {
 fn compared_section(s: &Section<'_>) -> bool {
     s.index != 0
         && s.sh_type != SHT_SYMTAB
+        && s.sh_type != SHT_CUDA_MERC_SYMTAB
+        && s.sh_type != SHT_CUDA_MERC_RELA
         && s.sh_type != SHT_SYMTAB_SHNDX // compared through the symbols' sections
         && !s.is_reloc()
         && !(s.sh_type == SHT_STRTAB && (s.name == ".shstrtab" || s.name == ".strtab"))
@@ -324,6 +395,9 @@ fn link_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
 
 /// `sh_info` by meaning: a symbol name (text), a section name (`SHF_INFO_LINK`), or the number.
 fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
+    if s.sh_type == SHT_CUDA_CAPMERC_TEXT {
+        return format!("Mercury symbol {}", merc_id(c, s.info));
+    }
     match info_is_text_symbol(c, s) {
         Some(true) => format!(
             "symbol {} with register count {}",
@@ -426,7 +500,10 @@ fn compare_section(
         return out;
     }
     match a.sh_type {
-        SHT_CUDA_INFO | SHT_CUDA_COMPAT if a.sh_type == b.sh_type => {
+        SHT_CUDA_CAPMERC_TEXT if b.sh_type == SHT_CUDA_CAPMERC_TEXT => {
+            diff_capsule(oc, a, rc, b, &mut out)
+        }
+        SHT_CUDA_INFO | SHT_CUDA_COMPAT | SHT_CUDA_MERC_INFO if a.sh_type == b.sh_type => {
             diff_attrs(oc, a, rc, b, &mut out)
         }
         SHT_CUDA_CALLGRAPH | SHT_CUDA_PROTOTYPE if a.sh_type == b.sh_type => {
@@ -541,7 +618,8 @@ type AttrKey = (String, String, String);
 
 fn attr_keys(c: &Side<'_, '_>, s: &Section<'_>) -> Result<Vec<AttrKey>, String> {
     let compat = s.sh_type == SHT_CUDA_COMPAT;
-    let sym = |i: u32| sym_id(c, i);
+    let merc = s.sh_type == SHT_CUDA_MERC_INFO;
+    let sym = |i: u32| if merc { merc_id(c, i) } else { sym_id(c, i) };
     Ok(view::parse_attrs(s.data)?
         .into_iter()
         .map(|rec| {
@@ -596,7 +674,11 @@ fn diff_attrs(
             return diff_bytes(a.name, a.data, b.data, out);
         }
     };
-    let owner = a.name.strip_prefix(".nv.info.").map(str::to_string);
+    let owner = a
+        .name
+        .strip_prefix(".nv.info.")
+        .or_else(|| a.name.strip_prefix(".nv.merc.nv.info."))
+        .map(str::to_string);
     let (only_a, only_b) = multiset_diff(&ka, &kb);
     let of = |subject: &str| -> String {
         if !subject.is_empty() {
@@ -854,6 +936,137 @@ fn diff_relocs(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
         out.push(Difference::new(
             DiffKind::Relocation,
             format!("missing relocation {} (reference has it)", render_rel(&k)),
+        ));
+    }
+}
+
+/// A Blackwell capsule (`.nv.capmerc.text.<fn>`): its first word is the section
+/// index of the function's `.text`, compared by that section's name; the rest
+/// byte for byte.
+fn diff_capsule(
+    oc: &Side<'_, '_>,
+    a: &Section<'_>,
+    rc: &Side<'_, '_>,
+    b: &Section<'_>,
+    out: &mut Vec<Difference>,
+) {
+    let head = |c: &Side<'_, '_>, s: &Section<'_>| -> Option<String> {
+        let w = s.data.get(..4)?;
+        Some(c.section_name(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+    };
+    let (ha, hb) = (head(oc, a), head(rc, b));
+    if ha != hb {
+        out.push(Difference::new(
+            DiffKind::Contents,
+            format!(
+                "capsule {} names text section {} in ours, {} in the reference",
+                a.name,
+                ha.unwrap_or_default(),
+                hb.unwrap_or_default()
+            ),
+        ));
+    }
+    let masked = |d: &[u8]| -> Vec<u8> {
+        let mut v = d.to_vec();
+        for x in v.iter_mut().take(4) {
+            *x = 0;
+        }
+        v
+    };
+    diff_bytes(a.name, &masked(a.data), &masked(b.data), out);
+}
+
+fn merc_sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
+    c.merc
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let sec = match s.shndx {
+                SHN_UNDEF => "UND".to_string(),
+                SHN_ABS => "ABS".to_string(),
+                SHN_COMMON => "COMMON".to_string(),
+                n => c.section_name(u32::from(n)),
+            };
+            let name = if i == 0 {
+                String::new()
+            } else {
+                s.name.clone()
+            };
+            (
+                name,
+                s.info >> 4,
+                s.info & 0xf,
+                s.other,
+                s.size,
+                sec,
+                s.value,
+            )
+        })
+        .collect()
+}
+
+/// `.nv.merc.symtab` as a multiset of symbols by meaning (as `.symtab`).
+fn diff_merc_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
+    if o.merc.is_empty() && r.merc.is_empty() {
+        return;
+    }
+    let (only_a, only_b) = multiset_diff(&merc_sym_keys(o), &merc_sym_keys(r));
+    for k in only_a {
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!("extra Mercury symbol {} in ours", render_sym(&k)),
+        ));
+    }
+    for k in only_b {
+        out.push(Difference::new(
+            DiffKind::Symbol,
+            format!(
+                "missing Mercury symbol {} (reference has it)",
+                render_sym(&k)
+            ),
+        ));
+    }
+}
+
+fn merc_rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
+    let mut v = Vec::new();
+    for s in c
+        .sections
+        .iter()
+        .filter(|s| s.sh_type == SHT_CUDA_MERC_RELA)
+    {
+        let target = c.section_name(s.info);
+        for e in s.data.chunks_exact(24) {
+            let info = u64::from_le_bytes(e[8..16].try_into().unwrap_or([0; 8]));
+            v.push((
+                target.clone(),
+                u64::from_le_bytes(e[0..8].try_into().unwrap_or([0; 8])),
+                info as u32,
+                merc_id(c, (info >> 32) as u32),
+                i64::from_le_bytes(e[16..24].try_into().unwrap_or([0; 8])),
+                true,
+            ));
+        }
+    }
+    v
+}
+
+/// `.nv.merc.rela.*` as a multiset of relocations against Mercury symbol names.
+fn diff_merc_relocs(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
+    let (only_a, only_b) = multiset_diff(&merc_rel_keys(o), &merc_rel_keys(r));
+    for k in only_a {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!("extra Mercury relocation {} in ours", render_rel(&k)),
+        ));
+    }
+    for k in only_b {
+        out.push(Difference::new(
+            DiffKind::Relocation,
+            format!(
+                "missing Mercury relocation {} (reference has it)",
+                render_rel(&k)
+            ),
         ));
     }
 }

@@ -138,6 +138,9 @@ pub(crate) fn reloc_name(code: u32) -> String {
     if let Some(d) = crate::reloc::table::describe(code) {
         return d.name.to_string();
     }
+    if let Some(d) = crate::reloc::mercury::describe_mercury(code) {
+        return d.name.to_string();
+    }
     if code >= 0x10000 {
         return format!("R_MERCURY_{}", code - 0x10000);
     }

@@ -683,6 +683,31 @@ fn absurd_counts_allocate_nothing_big() {
     );
 }
 
+#[test]
+fn same_name_with_and_without_file_space() {
+    // Sections are merged by name; `.nv.global` occupies no file space, so an
+    // input whose `.nv.global` has contents cannot be merged with it.
+    let k = Obj::load("globals_const_shared", "k");
+    let mut o = k.clone();
+    let h = o.shdr(o.sec(".nv.global"));
+    o.set32(h + 4, 1); // SHT_PROGBITS
+                       // The same bytes as .shstrtab (identical ranges are allowed).
+    let sh = o.shdr(o.sec(".shstrtab"));
+    let (off, size) = (o.u64(sh + 24), o.u64(sh + 32));
+    o.set64(h + 24, off);
+    o.set64(h + 32, size);
+    o.set64(h + 48, 1);
+    let e = error_of(link_at(90, vec![bytes("x.o", &k.0), bytes("a.o", &o.0)]));
+    check(
+        &e,
+        ErrorKind::Malformed,
+        "sections of one name are merged",
+        Some(".nv.global"),
+        None,
+    );
+    assert!(e.message.contains("'x.o'"), "{e}");
+}
+
 /// A fatbinary container with one ELF entry: `flags` (compression) and the
 /// claimed uncompressed size are the caller's.
 fn fatbin(payload: &[u8], sm: u32, flags: u64, uncompressed: u64) -> Vec<u8> {

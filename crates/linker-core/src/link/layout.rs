@@ -89,8 +89,15 @@ pub(crate) fn compute(plan: &Plan, arch: SmArch, _files: &[InputFile<'_>]) -> La
         let s = plan.sec(id);
         let off = align_up(cur, s.align);
         offsets[id.0 as usize] = off;
-        if !matches!(s.body, Body::NoBits) {
-            cur = off + size_of(id);
+        match s.body {
+            Body::NoBits | Body::Alias(_) => {}
+            _ => cur = off + size_of(id),
+        }
+    }
+    // Aliases share their target's bytes.
+    for &id in &plan.order {
+        if let Body::Alias(t) = plan.sec(id).body {
+            offsets[id.0 as usize] = offsets[t.0 as usize];
         }
     }
     let shoff = align_up(cur, 8);
@@ -104,7 +111,7 @@ pub(crate) fn compute(plan: &Plan, arch: SmArch, _files: &[InputFile<'_>]) -> La
         let mut hi = 0u64;
         for &id in &plan.order {
             let s = plan.sec(id);
-            if roles.contains(&s.role) && !matches!(s.body, Body::NoBits) {
+            if roles.contains(&s.role) && !matches!(s.body, Body::NoBits | Body::Alias(_)) {
                 let o = offsets[id.0 as usize];
                 lo = lo.min(o);
                 hi = hi.max(o + s.size);

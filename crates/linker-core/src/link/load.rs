@@ -443,13 +443,20 @@ pub(crate) fn parse_all<'d>(
     diags: &mut Diags,
 ) -> std::result::Result<Vec<InputFile<'d>>, LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
-    let results: Vec<Result<InputFile<'d>>> = images
+    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = images
         .par_iter()
         .enumerate()
-        .map(|(i, img)| parse_one(FileId(i as u32), &img.name, img.bytes(), arch))
+        .map(|(i, img)| {
+            let mut warning = None;
+            let r = parse_one(FileId(i as u32), &img.name, img.bytes(), arch, &mut warning);
+            (r, warning)
+        })
         .collect();
     let mut files = Vec::with_capacity(results.len());
-    for r in results {
+    for (r, warning) in results {
+        if let Some(w) = warning {
+            diags.warning(w);
+        }
         match r {
             Ok(f) => files.push(f),
             Err(e) => diags.error(e),
@@ -472,7 +479,35 @@ pub(crate) fn parse_all<'d>(
     for (i, f) in out.iter_mut().enumerate() {
         f.id = FileId(i as u32);
     }
+    check_section_kinds(&out, diags);
+    diags.checkpoint()?;
     Ok(out)
+}
+
+/// Sections are merged by name: all sections of one name must agree on whether
+/// they occupy file space, or a merged output would hold a NOBITS size as file
+/// contents (unbounded output) or drop a PROGBITS contribution's bytes.
+fn check_section_kinds(files: &[InputFile<'_>], diags: &mut Diags) {
+    let mut first: std::collections::HashMap<&str, (bool, &str)> = Default::default();
+    for f in files {
+        for s in f.cubin.sections.iter().skip(1) {
+            let nobits = s.is_nobits();
+            let (kind, other) = *first.entry(s.name).or_insert((nobits, f.name));
+            if kind != nobits {
+                let what = |nb: bool| if nb { "no file space" } else { "file contents" };
+                diags.error(
+                    Error::malformed(format!(
+                        "section has {} here but {} in '{other}' (sections of one name are merged)",
+                        what(nobits),
+                        what(kind)
+                    ))
+                    .in_file(f.name)
+                    .in_section(s.name),
+                );
+                return;
+            }
+        }
+    }
 }
 
 /// Global names an input defines, and the strong undefined references it needs
@@ -572,7 +607,13 @@ impl Selection<'_, '_> {
     }
 }
 
-fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Result<InputFile<'d>> {
+fn parse_one<'d>(
+    id: FileId,
+    name: &'d str,
+    data: &'d [u8],
+    arch: SmArch,
+    warning: &mut Option<Error>,
+) -> Result<InputFile<'d>> {
     let cubin = Cubin::parse(data).map_err(|e| e.in_file(name))?;
     if cubin.header.e_type != ET_REL {
         return Err(Error::new(
@@ -585,7 +626,10 @@ fn parse_one<'d>(id: FileId, name: &'d str, data: &'d [u8], arch: SmArch) -> Res
         .in_file(name));
     }
     let in_arch = cubin.arch();
-    if !arch_compatible(in_arch, arch) {
+    let variant = super::blackwell::input_variant(&cubin);
+    if !super::blackwell::arch_compatible(in_arch, variant, arch) {
+        *warning = super::blackwell::limited_output_warning(in_arch, arch, name)
+            .map(|w| Error::new(ErrorKind::Arch, w).in_file(name));
         return Err(Error::new(
             ErrorKind::Arch,
             format!("input is for {in_arch}, which does not match the target {arch}"),
@@ -734,7 +778,11 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
             SHT_NOTE => notes::parse_notes(s.data).and_then(|list| {
                 for n in &list {
                     n.tkinfo().transpose()?;
-                    n.cuinfo().transpose()?;
+                    // CUDA 12's `.note.nv.cuver` shares the cuinfo note type with a
+                    // 12-byte descriptor (version 1); only cuinfo notes are checked.
+                    if s.name != ".note.nv.cuver" {
+                        n.cuinfo().transpose()?;
+                    }
                 }
                 Ok(())
             }),
@@ -745,7 +793,9 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Whether an object built for `input` may be linked into an image for `target`.
+/// Whether an object built for `input` may be linked into an image for `target`,
+/// by SM number only (fatbinary member selection; objects are checked with
+/// their `a` variant by `blackwell::arch_compatible`).
 ///
 /// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
 /// major family too (sm_80 objects link into sm_86 and sm_89 images), never

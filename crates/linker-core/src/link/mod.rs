@@ -20,9 +20,11 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
+mod blackwell;
 mod layout;
 mod live;
 mod load;
+mod mercury;
 mod nvinfo;
 mod relocate;
 mod sections;
@@ -185,15 +187,21 @@ pub fn link_to(
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
     let mut plan = sections::plan(&files, &db, &live, arch);
+    let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.
     relocate::classify(&files, &db, &live, &mut plan, &mut diags);
     diags.checkpoint()?;
+    blackwell::rebuild_debug_frame(&files, &db, &mut plan);
     relocate::create_sections(&mut plan);
+    merc.classify(&files, &db, &mut plan)
+        .map_err(LinkFailure::from)?;
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
+    merc.create_info_sections(&files, &live, &mut plan);
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
+    merc.build_symtab(&files, &db, &syms, &mut plan);
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
     nvinfo::build(
@@ -203,7 +211,10 @@ pub fn link_to(
     diags.checkpoint()?;
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
+    merc.build_info(&files, &db, &syms, &mut plan)
+        .map_err(LinkFailure::from)?;
     relocate::finish(&syms, &mut plan);
+    merc.finish(&files, &syms, &mut plan);
     let layout = layout::compute(&plan, arch, &files);
     lap("layout", &mut timings);
     // Phase 9: write everything in parallel into the sink. Only the inputs, the

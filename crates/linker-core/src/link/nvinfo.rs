@@ -354,6 +354,10 @@ pub(crate) fn create_sections<'d>(
         o.size = cu.size;
         o.body = Body::Bytes(cu.data.to_vec());
         m.cuinfo = Some(plan.add(o));
+    } else if let Some(mut o) = super::blackwell::synthesized_cuinfo(files, plan.arch) {
+        // No input has one (CUDA 12 objects carry `.note.nv.cuver`): nvlink writes its own.
+        o.link = LinkTo::Section(tk_id);
+        m.cuinfo = Some(plan.add(o));
     }
     let any = |name: &str| {
         files
@@ -371,7 +375,9 @@ pub(crate) fn create_sections<'d>(
             .sections
             .iter()
             .any(|s| s.sh_type == SHT_CUDA_COMPAT)
-    }) {
+    }) || plan.arch.is_sm90_or_later()
+    {
+        // sm_90+ images always have one (CUDA 12 inputs have none).
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -457,7 +463,10 @@ pub(crate) fn create_sections<'d>(
     ra.section_symbol = true;
     ra.size = REL_ACTION.len() as u64;
     ra.body = Body::Bytes(REL_ACTION.to_vec());
-    plan.add(ra);
+    // nvlink writes no action table into Blackwell images.
+    if !plan.arch.is_blackwell_or_later() {
+        plan.add(ra);
+    }
     m.called = called;
     Ok(m)
 }
@@ -471,7 +480,7 @@ fn set_bytes(plan: &mut Plan, id: OutSecId, bytes: Vec<u8>) {
 /// Renumbers the symbol fields of one record; `None` when a referenced symbol was dropped.
 /// List attributes (`EIATTR_EXTERNS`) keep only the symbols that are still
 /// external after the link (`still_external`).
-fn renumber(
+pub(crate) fn renumber(
     rec: &eiattr::Record<'_>,
     map: &impl Fn(u32) -> Option<u32>,
     still_external: &impl Fn(u32) -> bool,
@@ -750,6 +759,8 @@ pub(crate) fn build(
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
             out.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
         }
+        out.extend(super::blackwell::bindless_bank_records(plan, func));
+        super::blackwell::add_default_isa_version(arch, &mut out);
         if recursive_kernels.contains(&fi) {
             out.push(OwnedRecord::words(
                 EiAttr::EIATTR_CRS_STACK_SIZE,
@@ -783,7 +794,9 @@ pub(crate) fn build(
                 for rec in
                     compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
-                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE {
+                    if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE
+                        && !arch.is_blackwell_or_later()
+                    {
                         continue;
                     }
                     let owned = rec.to_owned_record();
@@ -802,6 +815,7 @@ pub(crate) fn build(
                 }
             }
         }
+        super::blackwell::adjust_compat(&mut merged, arch);
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;
         results.push((id, bytes));

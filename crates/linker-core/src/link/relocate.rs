@@ -198,7 +198,8 @@ pub(crate) fn classify(
                             if fresh {
                                 plan.kept.push(KeptReloc {
                                     target: const0,
-                                    rela: false,
+                                    // Blackwell images carry them as RELA.
+                                    rela: plan.arch.is_blackwell_or_later(),
                                     offset: slot,
                                     rtype: header_index_type(sym.ty()),
                                     sym: SymTarget::Input(here),
@@ -382,7 +383,7 @@ pub(crate) const STT_CUDA_SAMPLER: u8 = 11;
 /// Surface reference symbol type.
 pub(crate) const STT_CUDA_SURFACE: u8 = 12;
 
-fn is_texture_kind(ty: u8) -> bool {
+pub(crate) fn is_texture_kind(ty: u8) -> bool {
     matches!(ty, STT_CUDA_TEXTURE | STT_CUDA_SAMPLER | STT_CUDA_SURFACE)
 }
 
@@ -422,7 +423,8 @@ fn texture_slot(
             .map(|s| s.size)
             .max()
             .unwrap_or(0);
-        plan.tex_base = Some(base.div_ceil(4) * 4);
+        let a = super::blackwell::handle_slot_align(plan.arch);
+        plan.tex_base = Some(base.div_ceil(a) * a);
     }
     let base = plan.tex_base.unwrap_or(0);
     let off = match plan.tex_slots.iter().position(|n| n == name) {

@@ -54,6 +54,9 @@ pub(crate) enum Body {
     Pieces(Vec<Piece>),
     /// No file contents.
     NoBits,
+    /// The same file bytes as another output section (Blackwell's
+    /// `.nv.merc.nv.global.init` shares `.nv.global.init`'s offset).
+    Alias(OutSecId),
 }
 
 /// What an output section is for; decides its place in the file.
@@ -79,6 +82,10 @@ pub(crate) enum Role {
     Text,
     Data,
     NoBits,
+    /// A section of the Blackwell Mercury family (`.nv.capmerc.*`, `.nv.merc.*`),
+    /// placed after everything else; the number orders the family's own groups
+    /// (see `mercury.rs`).
+    Mercury(u8),
 }
 
 /// `sh_link` of an output section, symbolically.
@@ -221,6 +228,7 @@ impl Plan {
                 Role::Text => 17,
                 Role::Data => 18,
                 Role::NoBits => 19,
+                Role::Mercury(k) => 30 + k,
             }
         };
         let mut order: Vec<OutSecId> = (0..self.sections.len() as u32).map(OutSecId).collect();
@@ -566,6 +574,10 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         o.flags = SHF_WRITE | SHF_ALLOC;
         o.align = 16;
         o.body = Body::NoBits;
+        // Blackwell images size it like a kernel's reserved shared window.
+        if arch.is_blackwell_or_later() {
+            o.size = super::shared::SM90_SHARED_RESERVE;
+        }
         plan.add(o);
     }
     plan

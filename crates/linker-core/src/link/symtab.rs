@@ -239,7 +239,13 @@ pub(crate) fn build<'a>(
                 } else {
                     STB_WEAK
                 };
-                let ty = if sym.ty() == STT_CUDA_OBJECT {
+                // Blackwell images keep the reserved-shared-memory symbols as
+                // ptxas wrote them (value = the reservation), typed as CUDA
+                // variables (ptxas writes STT_OBJECT for them).
+                let keep = reserved && plan.arch.is_blackwell_or_later();
+                let ty = if keep {
+                    STT_CUDA_OBJECT
+                } else if sym.ty() == STT_CUDA_OBJECT {
                     STT_OBJECT
                 } else {
                     sym.ty()
@@ -251,7 +257,7 @@ pub(crate) fn build<'a>(
                     other: 0,
                     section: None,
                     shndx_raw: SHN_UNDEF,
-                    value: 0,
+                    value: if keep { sym.value } else { 0 },
                     size: sym.size,
                 });
             }

@@ -39,6 +39,16 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         .expect("at least one input");
     let h = &best.cubin.header;
     let sm = plan.arch.sm & 0xff;
+    if h.abi_version() < 8 {
+        // Only CUDA 12 (ELF ABI 7) inputs: nvlink 13 still writes its own
+        // format (measured at sm_90 with CUDA 12.9 objects).
+        let nibble = if plan.arch.is_blackwell_or_later() {
+            0x02
+        } else {
+            0x04
+        };
+        return (0x41, 8, 0x0600_0000 | (sm << 8) | nibble);
+    }
     let flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
     } else {
@@ -109,7 +119,7 @@ pub(crate) fn write(
     for &id in &plan.order {
         let s = plan.sec(id);
         let len = len_of(id);
-        if !matches!(s.body, Body::NoBits) && s.role != Role::Null && len > 0 {
+        if !matches!(s.body, Body::NoBits | Body::Alias(_)) && s.role != Role::Null && len > 0 {
             items.push((layout.offsets[id.0 as usize], len, Item::Section(id)));
         }
     }
@@ -327,6 +337,6 @@ fn write_section(
             }
             Ok(())
         }
-        Body::NoBits => Ok(()),
+        Body::NoBits | Body::Alias(_) => Ok(()),
     }
 }

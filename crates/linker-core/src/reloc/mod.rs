@@ -12,6 +12,7 @@
 //! offsets, constant banks, texture slots), is the linker's policy, not this module's.
 
 pub mod apply;
+pub mod mercury;
 pub mod table;
 
 pub use apply::{apply, apply_at, extract, extract_value};

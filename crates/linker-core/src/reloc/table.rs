@@ -60,6 +60,8 @@ pub enum ResolverClass {
     Linker,
     /// `NVRH_DRIVER`: the CUDA driver resolves it at load time; the linker keeps it.
     Driver,
+    /// `NVRH_FINALIZER`: the Mercury finalizer resolves it (R_MERCURY types only).
+    Finalizer,
     /// `NVRH_EITHER`: whichever party knows the value.
     Either,
 }
@@ -71,6 +73,7 @@ impl ResolverClass {
             ResolverClass::None => "NVRH_NONE",
             ResolverClass::Linker => "NVRH_LINKER",
             ResolverClass::Driver => "NVRH_DRIVER",
+            ResolverClass::Finalizer => "NVRH_FINALIZER",
             ResolverClass::Either => "NVRH_EITHER",
         }
     }

@@ -1,0 +1,405 @@
+//! Rules nvlink 13.0.88 applies only to Blackwell (sm_100 and later) links,
+//! outside the Mercury section family (that is `mercury.rs`). Measured facts,
+//! written down in `docs/blackwell.md`:
+//!
+//! - **Arch compatibility.** An input links into a target of the same SM
+//!   whatever the `a`/`f` variants; into a *newer* SM of the same family
+//!   (sm_100 → sm_103, sm_120 → sm_121, sm_80 → sm_86/89) unless the input
+//!   was built for the arch-specific `a` variant. The variant is not in
+//!   `e_flags`: ptxas records it in `.nv.compat` (`EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET`
+//!   = 1 for `sm_XXa`); `sm_XXf` objects are identical to plain ones. A
+//!   pre-Blackwell input in a Blackwell link first gets the warning "Output is
+//!   limited to run on SM Arch 'NNN' only due to limitations in input file F",
+//!   then the arch-mismatch error.
+//! - **`.nv.compat`** of the output: the inputs' attributes, with
+//!   `EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET` = 1 exactly when the *target* is an
+//!   `a` variant (this one holds for sm_90a too), and `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` kept (sm_90 and
+//!   older drop it) with the value ptxas writes for the target SM.
+//! - No `.nv.rel.action` section.
+//! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
+//!   ptxas writes one per function): units whose FDEs all describe dead
+//!   functions are dropped (sm_90 and older keep them with the range cleared),
+//!   and every FDE's CIE pointer is the output offset of its unit's CIE (ptxas'
+//!   relocation addends assume 0x70-byte units where the units are 0x68 long;
+//!   nvlink writes the true offsets).
+
+use super::sections::{Body, Plan, Role};
+use super::symbols::{SymRef, SymbolDb};
+use super::InputFile;
+use crate::arch::{ArchVariant, SmArch};
+use crate::cubin::compat::{self, EiCompat};
+use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
+use crate::cubin::Cubin;
+use crate::elf::{SHT_CUDA_COMPAT, STT_SECTION};
+
+/// The `a`/`f` variant an input was compiled for, as far as the object tells
+/// (`f` objects are indistinguishable from plain ones: reported as `Base`).
+pub(crate) fn input_variant(cubin: &Cubin<'_>) -> ArchVariant {
+    let specific = cubin
+        .sections
+        .iter()
+        .filter(|s| s.sh_type == SHT_CUDA_COMPAT)
+        .filter_map(|s| compat::parse(s.data).ok())
+        .flatten()
+        .any(|r| {
+            r.attr == EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET
+                && r.int_value().is_some_and(|v| v != 0)
+        });
+    if specific {
+        ArchVariant::Specific
+    } else {
+        ArchVariant::Base
+    }
+}
+
+/// Whether an object built for `input` (with `variant`) may be linked into an
+/// image for `target` (nvlink 13.0.88, measured over sm_75..sm_121 and the
+/// `a`/`f` variants).
+pub(crate) fn arch_compatible(input: SmArch, variant: ArchVariant, target: SmArch) -> bool {
+    if input.sm == target.sm {
+        return true;
+    }
+    input.sm / 10 == target.sm / 10 && input.sm < target.sm && variant != ArchVariant::Specific
+}
+
+/// The warning nvlink prints before rejecting a pre-Blackwell input in a
+/// Blackwell link (`None` when it does not).
+pub(crate) fn limited_output_warning(input: SmArch, target: SmArch, file: &str) -> Option<String> {
+    (target.is_blackwell_or_later() && !input.is_blackwell_or_later()).then(|| {
+        format!(
+            "output is limited to run on SM Arch '{}' only due to limitations in input file '{file}'",
+            target.sm
+        )
+    })
+}
+
+/// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` as ptxas 13.0.88 writes it for a
+/// target SM (first byte of the 8-byte value; the rest is zero), which nvlink
+/// keeps in Blackwell outputs: 0x09 for sm_100, 0x50 for sm_120, 0 otherwise
+/// (sm_103, sm_110, sm_121). Measured: an sm_103 link of sm_100 objects writes 0.
+pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
+    let first = match target.sm {
+        100 => 0x09,
+        120 => 0x50,
+        _ => 0,
+    };
+    [first, 0, 0, 0, 0, 0, 0, 0]
+}
+
+/// Applies nvlink's target rules to the merged `.nv.compat` records of the
+/// output: the accelerator-target flag follows the *target's* variant (any
+/// arch: an `sm_90a` link of `sm_90` objects writes 1, an `sm_90` link of
+/// `sm_90a` objects 0), and on Blackwell the fast-path finalization value is
+/// the target SM's.
+pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmArch) {
+    let has = |m: &Vec<OwnedRecord<EiCompat>>, a: EiCompat| m.iter().any(|r| r.attr == a);
+    // CUDA 12 objects lack some attributes nvlink 13 always writes (measured with
+    // CUDA 12.9 ptxas objects: sm_90 gets the accelerator target; sm_100 also
+    // the Mercury ISA version 1.0 and the fast-path value).
+    if !has(merged, EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET) {
+        merged.insert(
+            0,
+            OwnedRecord::bval(EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET, 0),
+        );
+    }
+    if target.is_blackwell_or_later() {
+        if !has(
+            merged,
+            EiCompat::EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION,
+        ) {
+            merged.push(OwnedRecord::hval(
+                EiCompat::EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION,
+                0x100,
+            ));
+        }
+        if !has(merged, EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE) {
+            merged.push(OwnedRecord::sval(
+                EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE,
+                Vec::new(),
+            ));
+        }
+    }
+    for r in merged.iter_mut() {
+        match r.attr {
+            EiCompat::EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET => {
+                r.value = OwnedValue::Byte(u8::from(target.variant == ArchVariant::Specific));
+            }
+            EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE if target.is_blackwell_or_later() => {
+                r.value = OwnedValue::Bytes(fastpath_finalize_value(target).to_vec());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The `.note.nv.cuinfo` nvlink writes when no input has one (CUDA 12 objects
+/// carry `.note.nv.cuver` instead, which nvlink drops): note version 2, the
+/// lowest input SM as virtual SM, CUDA API version 0x82 (13.0). `None` when an
+/// input has a cuinfo note. Its `sh_link` (the tkinfo section) is the caller's.
+pub(crate) fn synthesized_cuinfo(
+    files: &[InputFile<'_>],
+    target: SmArch,
+) -> Option<super::sections::OutSection> {
+    if files
+        .iter()
+        .any(|f| f.cubin.section_by_name(".note.nv.cuinfo").is_some())
+    {
+        return None;
+    }
+    let vsm = files
+        .iter()
+        .map(|f| f.cubin.arch().sm)
+        .min()
+        .unwrap_or(target.sm) as u16;
+    let mut desc = Vec::with_capacity(32);
+    desc.extend_from_slice(&12u32.to_le_bytes());
+    desc.extend_from_slice(&8u32.to_le_bytes());
+    desc.extend_from_slice(&1000u32.to_le_bytes());
+    desc.extend_from_slice(b"NVIDIA Corp\0");
+    desc.extend_from_slice(&2u16.to_le_bytes());
+    desc.extend_from_slice(&vsm.to_le_bytes());
+    desc.extend_from_slice(&0x82u32.to_le_bytes());
+    let mut o =
+        super::sections::OutSection::new(".note.nv.cuinfo", crate::elf::SHT_NOTE, Role::CuInfo);
+    o.flags = 0x0100_0040;
+    o.align = 4;
+    o.info = super::sections::InfoTo::Raw(8);
+    o.section_symbol = true;
+    o.size = desc.len() as u64;
+    o.body = Body::Bytes(desc);
+    Some(o)
+}
+
+/// Alignment of the first texture/surface handle slot after the largest
+/// parameter bank: 16 on Blackwell (measured with banks of 0x388..0x394 bytes:
+/// slots from 0x390, 0x390, 0x390, 0x3a0), 4 before.
+pub(crate) fn handle_slot_align(arch: SmArch) -> u64 {
+    if arch.is_blackwell_or_later() {
+        16
+    } else {
+        4
+    }
+}
+
+/// `EIATTR_BINDLESS_TEXTURE_BANK` and `EIATTR_BINDLESS_SURFACE_BANK` (bank 0),
+/// which nvlink appends to the `.nv.info.<k>` of every Blackwell kernel given
+/// handle slots in its parameter bank.
+pub(crate) fn bindless_bank_records(
+    plan: &Plan,
+    func: &super::live::Func,
+) -> Vec<OwnedRecord<crate::cubin::eiattr::EiAttr>> {
+    use crate::cubin::eiattr::EiAttr;
+    if !plan.arch.is_blackwell_or_later() {
+        return Vec::new();
+    }
+    let Some(text) = plan.placement[func.key.file.0 as usize][func.key.text as usize] else {
+        return Vec::new();
+    };
+    let has_slots = plan
+        .tex_used
+        .iter()
+        .any(|(c0, _)| plan.sec(*c0).info == super::sections::InfoTo::Section(text.out));
+    if !has_slots {
+        return Vec::new();
+    }
+    vec![
+        OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_TEXTURE_BANK, 0),
+        OwnedRecord::bval(EiAttr::EIATTR_BINDLESS_SURFACE_BANK, 0),
+    ]
+}
+
+/// On Blackwell, nvlink gives every function's `.nv.info.<fn>` (and its
+/// Mercury twin) an `EIATTR_MERCURY_ISA_VERSION`: objects from CUDA 12.9 ptxas
+/// have none per function and get 0x100 ("1.0"); CUDA 13 objects carry 0x101.
+pub(crate) fn add_default_isa_version(
+    arch: SmArch,
+    records: &mut Vec<OwnedRecord<crate::cubin::eiattr::EiAttr>>,
+) {
+    use crate::cubin::eiattr::EiAttr;
+    if arch.is_blackwell_or_later()
+        && !records
+            .iter()
+            .any(|r| r.attr == EiAttr::EIATTR_MERCURY_ISA_VERSION)
+    {
+        records.push(OwnedRecord::hval(EiAttr::EIATTR_MERCURY_ISA_VERSION, 0x100));
+    }
+}
+
+/// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).
+#[derive(Debug, Clone, Copy)]
+struct FrameEntry {
+    start: usize,
+    end: usize,
+    is_cie: bool,
+}
+
+/// Splits a `.debug_frame` into entries; `None` when it is not the 64-bit
+/// format ptxas writes.
+fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < data.len() {
+        let head = data.get(at..at + 20)?;
+        if head[..4] != [0xff; 4] {
+            return None;
+        }
+        let len = usize::try_from(u64::from_le_bytes(head[4..12].try_into().ok()?)).ok()?;
+        let end = at.checked_add(12)?.checked_add(len)?;
+        if end > data.len() {
+            return None;
+        }
+        let id = u64::from_le_bytes(head[12..20].try_into().ok()?);
+        out.push(FrameEntry {
+            start: at,
+            end,
+            is_cie: id == u64::MAX,
+        });
+        at = end;
+    }
+    Some(out)
+}
+
+/// Rebuilds the merged `.debug_frame` of a Blackwell image (see the module
+/// documentation): dead functions' units dropped, CIE pointers recomputed,
+/// kept relocations moved with their entries. Runs after `relocate::classify`.
+pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &mut Plan) {
+    if !plan.arch.is_blackwell_or_later() {
+        return;
+    }
+    let Some(id) = plan
+        .sections
+        .iter()
+        .position(|s| s.role == Role::Debug && s.name == ".debug_frame")
+        .map(|i| super::OutSecId(i as u32))
+    else {
+        return;
+    };
+    let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
+        return;
+    };
+    // Every piece must parse; otherwise keep nvlink-agnostic concatenation.
+    let mut parsed = Vec::with_capacity(pieces.len());
+    for p in &pieces {
+        let f = &files[p.file.0 as usize];
+        match frame_entries(f.cubin.sections[p.section as usize].data) {
+            Some(e) => parsed.push(e),
+            None => return,
+        }
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    // (old output offset range start, end, new start) of every kept entry.
+    let mut moved: Vec<(u64, u64, u64)> = Vec::new();
+    for (p, entries) in pieces.iter().zip(&parsed) {
+        let f = &files[p.file.0 as usize];
+        let fid = p.file.0 as usize;
+        let sec = &f.cubin.sections[p.section as usize];
+        // Function symbol of each FDE, from the input relocation at its
+        // initial_location (entry start + 20).
+        let mut loc_sym: std::collections::HashMap<u64, u32> = Default::default();
+        for rs in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|r| r.is_reloc() && r.info == sec.index)
+        {
+            for r in f.cubin.relocs(rs) {
+                let sym = &f.cubin.symbols[r.sym as usize];
+                if sym.ty() != STT_SECTION {
+                    loc_sym.insert(r.offset, r.sym);
+                }
+            }
+        }
+        let live_fn = |sym: u32| -> bool {
+            db.resolve(SymRef {
+                file: p.file,
+                index: sym,
+            })
+            .is_some_and(|d| {
+                files[d.file.0 as usize].cubin.symbols[d.index as usize]
+                    .section()
+                    .is_some_and(|s| plan.placement[d.file.0 as usize][s as usize].is_some())
+            })
+        };
+        // Units: a CIE and the FDEs after it.
+        let mut units: Vec<Vec<FrameEntry>> = Vec::new();
+        for e in entries {
+            if e.is_cie || units.is_empty() {
+                units.push(Vec::new());
+            }
+            units.last_mut().expect("pushed").push(*e);
+        }
+        let mut data = sec.data.to_vec();
+        for patch in &plan.patches[fid][p.section as usize] {
+            let _ = crate::reloc::apply::apply_resolved(
+                patch.rtype,
+                &mut data[patch.offset as usize..],
+                patch.value,
+                patch.bank,
+            );
+        }
+        for unit in units {
+            let fdes: Vec<&FrameEntry> = unit.iter().filter(|e| !e.is_cie).collect();
+            let live = fdes.is_empty()
+                || fdes.iter().any(|e| {
+                    loc_sym
+                        .get(&(e.start as u64 + 20))
+                        .is_some_and(|&s| live_fn(s))
+                });
+            if !live {
+                continue;
+            }
+            let mut cie_out: Option<u64> = None;
+            for e in unit {
+                let new = bytes.len() as u64;
+                let mut chunk = data[e.start..e.end].to_vec();
+                if e.is_cie {
+                    cie_out = Some(new);
+                } else if let Some(c) = cie_out {
+                    chunk[12..20].copy_from_slice(&c.to_le_bytes());
+                }
+                bytes.extend_from_slice(&chunk);
+                moved.push((p.offset + e.start as u64, p.offset + e.end as u64, new));
+            }
+        }
+    }
+    plan.kept.retain_mut(|k| {
+        if k.target != id {
+            return true;
+        }
+        // `moved` is in ascending old-offset order (pieces and entries in order).
+        let i = moved.partition_point(|m| m.1 <= k.offset);
+        match moved.get(i).filter(|m| k.offset >= m.0) {
+            Some(m) => {
+                k.offset = k.offset - m.0 + m.2;
+                true
+            }
+            None => false,
+        }
+    });
+    let s = plan.sec_mut(id);
+    s.size = bytes.len() as u64;
+    s.body = Body::Bytes(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compat_matrix() {
+        let s = SmArch::new;
+        let (b, a) = (ArchVariant::Base, ArchVariant::Specific);
+        assert!(arch_compatible(s(100), a, s(100)));
+        assert!(arch_compatible(s(100), b, s(103)));
+        assert!(!arch_compatible(s(100), a, s(103)));
+        assert!(!arch_compatible(s(103), b, s(100)));
+        assert!(arch_compatible(s(120), b, s(121)));
+        assert!(!arch_compatible(s(100), b, s(110)));
+        assert!(!arch_compatible(s(100), b, s(120)));
+        assert!(!arch_compatible(s(90), b, s(100)));
+        assert!(arch_compatible(s(80), b, s(86)));
+        assert!(!arch_compatible(s(75), b, s(80)));
+        assert!(limited_output_warning(s(90), s(100), "b.o").is_some());
+        assert!(limited_output_warning(s(80), s(90), "b.o").is_none());
+    }
+}

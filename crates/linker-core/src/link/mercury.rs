@@ -1,0 +1,1062 @@
+//! The Blackwell Mercury section family: what nvlink 13.0.88 does with the
+//! `.nv.capmerc.*` / `.nv.merc.*` sections ptxas writes for sm_100 and later
+//! (measured; `docs/blackwell.md` has the facts and experiments).
+//!
+//! Every sm_100+ object carries, next to its SASS, a *capsule Mercury* copy of
+//! each function (`.nv.capmerc.text.<fn>`) that the driver's finalizer can
+//! rebuild SASS from, with its own symbol table (`.nv.merc.symtab`, entry `i`
+//! mirroring `.symtab` entry `i`), relocations (`.nv.merc.rela.*`, types
+//! `0x10000 + n`, see [`crate::reloc::mercury`]), EIATTR sections and debug
+//! frames. nvlink links that family alongside the SASS one:
+//!
+//! - `.nv.capmerc.text.<fn>` is kept exactly when `.text.<fn>` is; its first
+//!   word is rewritten to the output section index of `.text.<fn>`, `sh_info`
+//!   is the function's `.nv.merc.symtab` index;
+//! - `.nv.merc.debug_frame` is concatenated like `.debug_frame` (dead
+//!   functions' entries stay, their range cleared); `.nv.merc.nv.global.init`
+//!   and `.nv.merc.nv.constant.user` are aliases: headers over the very bytes of
+//!   `.nv.global.init` / `.nv.constant3` (same offset), in inputs and output;
+//! - `.nv.merc.symtab` mirrors the output `.symtab` in order, minus symbols
+//!   with no Mercury twin (the parameter banks' section symbols), with the
+//!   inputs' Mercury values: CUDA variable type 13 and `st_other` kept, sizes
+//!   of the Mercury code; names live in `.strtab`;
+//! - `.nv.merc.rela.*`: like the SASS relocations: debug-frame CIE pointers
+//!   resolved, `UNUSED_CLEAR64` dropped, shared-memory / constant-bank /
+//!   unified-table references resolved and dropped, everything else kept for
+//!   the driver with the unified forms rewritten; texture and surface handles
+//!   become slots of a per-kernel `.nv.merc.nv.constant.entry_image_header_indices.<k>`
+//!   table (one 4-byte slot per handle, in order of first use) carrying
+//!   `R_MERCURY_TEX/SAMP/SURF_HEADER_INDEX` relocations;
+//! - `.nv.merc.nv.info` is the output `.nv.info` with Mercury symbol indices
+//!   (inputs' module records are identical in both families);
+//!   `.nv.merc.nv.info.<fn>` is the input's, renumbered, with the call-tree
+//!   records (`EXTERNS`, `NUM_BARRIERS`, recursion's `CRS_STACK_SIZE`) taken
+//!   from the output `.nv.info.<fn>`.
+//!
+//! Known gap: nvlink also writes the values it resolves (constant-bank
+//! offsets, shared-memory offsets, header-table slots) into the capsule bytes,
+//! at positions given by the capsule encoding, which is not decoded here; those
+//! capsules are copied unpatched (see `docs/blackwell.md`).
+
+use super::live::Live;
+use super::relocate::{is_driver_provided, stays_undefined, UNIFIED_TABLE_SYMBOLS};
+use super::sections::{Body, InfoTo, LinkTo, OutSection, Patch, Placement, Plan, Role};
+use super::symbols::{SymRef, SymbolDb};
+use super::symtab::SymTable;
+use super::{FileId, InputFile, OutSecId};
+use crate::cubin::eiattr::{self, EiAttr, OwnedRecord};
+use crate::elf::*;
+use crate::error::{Error, Result};
+use crate::reloc::mercury as rm;
+use crate::reloc::table::RelocType;
+use std::collections::HashMap;
+
+/// Section type of `.nv.merc.nv.constant.entry_image_header_indices.<k>`.
+pub const SHT_CUDA_MERC_HEADER_INDICES: u32 = 0x7000_0079;
+
+/// Ordering groups of the family inside the output (after every SASS section),
+/// as nvlink lays them out.
+mod group {
+    pub const TEXT: u8 = 0;
+    pub const DATA: u8 = 1;
+    pub const INFO: u8 = 2;
+    pub const INFO_FN: u8 = 3;
+    pub const RELA: u8 = 4;
+    pub const HEADER_INDICES: u8 = 5;
+    pub const ALIAS: u8 = 6;
+    pub const SYMTAB: u8 = 7;
+}
+
+/// One `.nv.merc.symtab` entry of an input.
+#[derive(Debug, Clone, Copy)]
+struct MSym<'d> {
+    name: &'d str,
+    info: u8,
+    other: u8,
+    shndx: u16,
+    value: u64,
+    size: u64,
+}
+
+/// The symbol a kept Mercury relocation refers to.
+#[derive(Debug, Clone, Copy)]
+enum MTarget {
+    /// An input symbol (resolved definition or undefined name), by its `.symtab` index.
+    Input(SymRef),
+    /// The section symbol of an output Mercury section.
+    Section(OutSecId),
+    /// Symbol 0.
+    Null,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    target: OutSecId,
+    offset: u64,
+    rtype: u32,
+    sym: MTarget,
+    addend: i64,
+}
+
+/// State of the Mercury family across the link phases.
+#[derive(Default)]
+pub(crate) struct Mercury<'d> {
+    /// Per input: its `.nv.merc.symtab` entries (empty without Mercury).
+    syms: Vec<Vec<MSym<'d>>>,
+    symtab: Option<OutSecId>,
+    /// (file, input capmerc section, output capmerc, output `.text` of the function).
+    texts: Vec<(FileId, u32, OutSecId, OutSecId)>,
+    kept: Vec<Kept>,
+    /// Output relocation section per target, in creation order.
+    rela: Vec<(OutSecId, OutSecId)>,
+    /// Per output capmerc section: its header-index table and the handles in slot order.
+    header_tables: HashMap<OutSecId, (OutSecId, Vec<String>)>,
+    info_module: Option<OutSecId>,
+    /// (output section, file, input section, live function index).
+    info_fn: Vec<(OutSecId, FileId, u32, u32)>,
+    /// Main output symbol index → Mercury output symbol index (0: none).
+    main_to_merc: Vec<u32>,
+    /// Output Mercury section → its section symbol in `.nv.merc.symtab`.
+    section_syms: HashMap<OutSecId, u32>,
+    /// Section symbols of sections the linker rebuilds (notes, call graph), by
+    /// name → main output symbol index.
+    meta_syms: HashMap<String, u32>,
+}
+
+fn is_merc(s: &crate::cubin::Section<'_>) -> bool {
+    s.flags & SHF_CUDA_MERCURY != 0
+        || s.name.starts_with(".nv.merc.")
+        || s.name.starts_with(".nv.capmerc.")
+}
+
+/// Reads an input's `.nv.merc.symtab` (entry `i` must be `.symtab` entry `i`'s twin).
+fn read_symtab<'d>(f: &InputFile<'d>) -> Result<Vec<MSym<'d>>> {
+    let c = &f.cubin;
+    let Some(st) = c
+        .sections
+        .iter()
+        .find(|s| s.sh_type == SHT_CUDA_MERC_SYMTAB)
+    else {
+        return Ok(Vec::new());
+    };
+    let bad = |m: String| Error::malformed(m).in_file(f.name).in_section(st.name);
+    let strtab = c
+        .sections
+        .get(st.link as usize)
+        .filter(|s| s.sh_type == SHT_STRTAB)
+        .ok_or_else(|| bad("sh_link is not a string table".into()))?;
+    let mut out = Vec::with_capacity(st.data.len() / 24);
+    for (i, e) in st.data.chunks_exact(24).enumerate() {
+        let name_off = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
+        let name = strtab
+            .data
+            .get(name_off..)
+            .and_then(|r| r.iter().position(|&b| b == 0).map(|n| &r[..n]))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| bad(format!("symbol {i}: bad name offset {name_off:#x}")))?;
+        let sym = MSym {
+            name,
+            info: e[4],
+            other: e[5],
+            shndx: u16::from_le_bytes([e[6], e[7]]),
+            value: u64::from_le_bytes(e[8..16].try_into().expect("8 bytes")),
+            size: u64::from_le_bytes(e[16..24].try_into().expect("8 bytes")),
+        };
+        if usize::from(sym.shndx) >= c.sections.len() && sym.shndx < SHN_LORESERVE {
+            return Err(bad(format!(
+                "symbol {i} ({name}): bad section index {}",
+                sym.shndx
+            )));
+        }
+        let twin = c.symbols.get(i);
+        let same = twin.is_some_and(|t| {
+            t.name == name || (t.ty() == STT_SECTION && sym.info & 0xf == STT_SECTION)
+        });
+        if !same {
+            return Err(bad(format!(
+                "symbol {i} ({name}) has no twin at the same index of .symtab; \
+                 culink expects ptxas' parallel Mercury symbol table"
+            )));
+        }
+        out.push(sym);
+    }
+    Ok(out)
+}
+
+/// A section index as a 16-bit `st_shndx`: `SHN_XINDEX` from 0xffff on (culink
+/// writes no `.nv.merc.symtab_shndx` yet: such links are beyond the measured
+/// Blackwell behaviour, see `docs/blackwell.md`).
+fn shndx16(index: u32) -> u16 {
+    u16::try_from(index).unwrap_or(SHN_XINDEX)
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
+}
+
+impl<'d> Mercury<'d> {
+    /// Phase 4 (after `sections::plan`): output sections for the capsules, the
+    /// merged Mercury data and the aliases; placements of their inputs.
+    pub(crate) fn plan(files: &[InputFile<'d>], plan: &mut Plan) -> Result<Self> {
+        let mut m = Mercury::default();
+        if !plan.arch.is_blackwell_or_later() {
+            m.syms = files.iter().map(|_| Vec::new()).collect();
+            return Ok(m);
+        }
+        for f in files {
+            m.syms.push(read_symtab(f)?);
+        }
+        if m.syms.iter().all(Vec::is_empty) {
+            return Ok(m);
+        }
+        let mut st = OutSection::new(
+            ".nv.merc.symtab",
+            SHT_CUDA_MERC_SYMTAB,
+            Role::Mercury(group::SYMTAB),
+        );
+        st.flags = SHF_CUDA_MERCURY;
+        st.align = 8;
+        st.entsize = 24;
+        let symtab = plan.add(st);
+        m.symtab = Some(symtab);
+        let mut merged: HashMap<String, OutSecId> = HashMap::new();
+        for f in files {
+            let fid = f.id.0 as usize;
+            if m.syms[fid].is_empty() {
+                continue;
+            }
+            for s in f.cubin.sections.iter().filter(|s| is_merc(s)) {
+                match s.sh_type {
+                    SHT_CUDA_MERC_SYMTAB | SHT_CUDA_MERC_RELA | SHT_CUDA_MERC_INFO => continue,
+                    SHT_CUDA_CAPMERC_TEXT => {
+                        // The function: .symtab twin of the capsule's sh_info symbol.
+                        let Some(text) = f
+                            .cubin
+                            .symbols
+                            .get(s.info as usize)
+                            .and_then(|sym| sym.section())
+                        else {
+                            return Err(Error::malformed(format!(
+                                "sh_info {} of a capsule names no function",
+                                s.info
+                            ))
+                            .in_file(f.name)
+                            .in_section(s.name));
+                        };
+                        let Some(tp) = plan.placement[fid][text as usize] else {
+                            continue; // dead function
+                        };
+                        let mut o = OutSection::new(s.name, s.sh_type, Role::Mercury(group::TEXT));
+                        o.flags = s.flags;
+                        o.align = s.addralign.max(1);
+                        o.entsize = s.entsize;
+                        o.link = LinkTo::Section(symtab);
+                        o.size = s.size;
+                        o.body = Body::Pieces(vec![super::sections::Piece {
+                            file: f.id,
+                            section: s.index,
+                            offset: 0,
+                        }]);
+                        let id = plan.add(o);
+                        plan.placement[fid][s.index as usize] =
+                            Some(Placement { out: id, offset: 0 });
+                        m.texts.push((f.id, s.index, id, tp.out));
+                    }
+                    _ => {
+                        // An alias of a SASS-side section (same bytes)?
+                        let twin = f.cubin.sections.iter().find(|t| {
+                            !is_merc(t)
+                                && t.size == s.size
+                                && t.offset == s.offset
+                                && !t.data.is_empty()
+                                && plan.placement[fid][t.index as usize].is_some()
+                        });
+                        if let Some(t) = twin {
+                            let tp = plan.placement[fid][t.index as usize].expect("checked");
+                            let id = match merged.get(s.name) {
+                                Some(&id) => id,
+                                None => {
+                                    let mut o = OutSection::new(
+                                        s.name,
+                                        s.sh_type,
+                                        Role::Mercury(group::ALIAS),
+                                    );
+                                    o.flags = s.flags;
+                                    o.entsize = s.entsize;
+                                    o.align = plan.sec(tp.out).align;
+                                    o.size = plan.sec(tp.out).size;
+                                    o.body = Body::Alias(tp.out);
+                                    let id = plan.add(o);
+                                    merged.insert(s.name.to_string(), id);
+                                    id
+                                }
+                            };
+                            plan.placement[fid][s.index as usize] = Some(Placement {
+                                out: id,
+                                offset: tp.offset,
+                            });
+                            continue;
+                        }
+                        let id = match merged.get(s.name) {
+                            Some(&id) => id,
+                            None => {
+                                let mut o =
+                                    OutSection::new(s.name, s.sh_type, Role::Mercury(group::DATA));
+                                o.flags = s.flags;
+                                o.entsize = s.entsize;
+                                o.body = if s.is_nobits() {
+                                    Body::NoBits
+                                } else {
+                                    Body::Pieces(Vec::new())
+                                };
+                                let id = plan.add(o);
+                                merged.insert(s.name.to_string(), id);
+                                id
+                            }
+                        };
+                        let o = plan.sec_mut(id);
+                        let a = s.addralign.max(1);
+                        o.align = o.align.max(a);
+                        let offset = align_up(o.size, a);
+                        o.size = offset + s.size;
+                        if let Body::Pieces(p) = &mut o.body {
+                            p.push(super::sections::Piece {
+                                file: f.id,
+                                section: s.index,
+                                offset,
+                            });
+                        }
+                        plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset });
+                    }
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Phase 5: decides every Mercury relocation (resolved, dropped or kept),
+    /// creating header-index tables for texture handles, then the output
+    /// relocation sections.
+    pub(crate) fn classify(
+        &mut self,
+        files: &[InputFile<'d>],
+        db: &SymbolDb<'_>,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        let Some(symtab) = self.symtab else {
+            return Ok(());
+        };
+        for f in files {
+            let fid = f.id.0 as usize;
+            for rs in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_CUDA_MERC_RELA)
+            {
+                let Some(tp) = plan
+                    .placement
+                    .get(fid)
+                    .and_then(|p| p.get(rs.info as usize))
+                    .copied()
+                    .flatten()
+                else {
+                    continue;
+                };
+                let target = &f.cubin.sections[rs.info as usize];
+                let debug_target = target.flags & SHF_ALLOC == 0;
+                let mut relocs: Vec<(u64, u32, u32, i64)> = rs
+                    .data
+                    .chunks_exact(24)
+                    .map(|e| {
+                        let info = u64::from_le_bytes(e[8..16].try_into().expect("8"));
+                        (
+                            u64::from_le_bytes(e[0..8].try_into().expect("8")),
+                            info as u32,
+                            (info >> 32) as u32,
+                            i64::from_le_bytes(e[16..24].try_into().expect("8")),
+                        )
+                    })
+                    .collect();
+                relocs.sort_by_key(|r| r.0);
+                for (offset, rtype, si, addend) in relocs {
+                    if rm::describe_mercury(rtype).is_none() {
+                        return Err(Error::malformed(format!(
+                            "unknown Mercury relocation type {rtype:#x}"
+                        ))
+                        .in_file(f.name)
+                        .in_section(rs.name)
+                        .at(offset));
+                    }
+                    let keep = |sym: MTarget, addend: i64| Kept {
+                        target: tp.out,
+                        offset: tp.offset + offset,
+                        rtype: rm::rewritten_mercury_type(rtype),
+                        sym,
+                        addend,
+                    };
+                    if si == 0 {
+                        self.kept.push(keep(MTarget::Null, addend));
+                        continue;
+                    }
+                    let Some(sym) = f.cubin.symbols.get(si as usize) else {
+                        return Err(Error::malformed(format!("symbol index {si} out of range"))
+                            .in_file(f.name)
+                            .in_section(rs.name)
+                            .at(offset));
+                    };
+                    let msym = self.syms[fid].get(si as usize).copied();
+                    let here = SymRef {
+                        file: f.id,
+                        index: si,
+                    };
+                    let patch = |plan: &mut Plan, rtype: u32, value: u64| {
+                        plan.patches[fid][rs.info as usize].push(Patch {
+                            offset,
+                            rtype,
+                            value,
+                            bank: None,
+                        });
+                    };
+                    let def = db.resolve(here);
+                    let def_placed = |plan: &Plan| {
+                        def.is_some_and(|d| {
+                            files[d.file.0 as usize].cubin.symbols[d.index as usize]
+                                .section()
+                                .is_some_and(|s| {
+                                    plan.placement[d.file.0 as usize][s as usize].is_some()
+                                })
+                        })
+                    };
+                    if rtype == rm::R_MERCURY_UNUSED_CLEAR64 {
+                        if !def_placed(plan) {
+                            patch(plan, RelocType::R_CUDA_UNUSED_CLEAR64.0, 0);
+                        }
+                        continue;
+                    }
+                    if sym.is_undefined() && super::relocate::is_texture_kind(sym.ty()) {
+                        self.header_slot(f, plan, symtab, tp.out, sym.name, sym.ty());
+                        continue;
+                    }
+                    if sym.is_undefined()
+                        && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
+                            || sym.other & STO_CUDA_SHARED != 0)
+                    {
+                        continue; // resolved (unified table: 0; extern shared: the window)
+                    }
+                    if debug_target
+                        && !sym.is_undefined()
+                        && sym.ty() != STT_SECTION
+                        && def != Some(here)
+                        && super::nvinfo::lost_to_earlier(files, db, f, si)
+                    {
+                        continue;
+                    }
+                    let Some(def) = def else {
+                        if sym.bind() == STB_WEAK
+                            || stays_undefined(sym.name)
+                            || is_driver_provided(sym.name)
+                        {
+                            self.kept.push(keep(MTarget::Input(here), addend));
+                        }
+                        continue; // the SASS pass reported it
+                    };
+                    let df = &files[def.file.0 as usize];
+                    let dsym = &df.cubin.symbols[def.index as usize];
+                    let Some(dsec_idx) = dsym.section() else {
+                        self.kept.push(keep(MTarget::Input(def), addend));
+                        continue;
+                    };
+                    let dsec = &df.cubin.sections[dsec_idx as usize];
+                    if dsec.sh_type == SHT_CUDA_SHARED
+                        || (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type)
+                    {
+                        continue; // resolved by the linker (value goes into the capsule)
+                    }
+                    // The Mercury twin's section: a Mercury section, or a shared one.
+                    let msec = if dsym.ty() == STT_SECTION {
+                        msym.map(|m| u32::from(m.shndx)).unwrap_or(dsec_idx)
+                    } else {
+                        self.syms[def.file.0 as usize]
+                            .get(def.index as usize)
+                            .map(|m| u32::from(m.shndx))
+                            .filter(|&s| s != 0)
+                            .unwrap_or(dsec_idx)
+                    };
+                    let Some(dp) = plan.placement[def.file.0 as usize]
+                        .get(msec as usize)
+                        .copied()
+                        .flatten()
+                    else {
+                        continue; // dead function
+                    };
+                    let msec_in = &df.cubin.sections[msec as usize];
+                    if dsym.ty() == STT_SECTION {
+                        if msec_in.flags & SHF_ALLOC == 0 && rtype == rm::R_MERCURY_ABS64 {
+                            // CIE pointer inside the merged debug frames.
+                            patch(
+                                plan,
+                                RelocType::R_CUDA_64.0,
+                                dp.offset.wrapping_add(addend as u64),
+                            );
+                        } else {
+                            self.kept
+                                .push(keep(MTarget::Section(dp.out), addend + dp.offset as i64));
+                        }
+                        continue;
+                    }
+                    self.kept.push(keep(MTarget::Input(def), addend));
+                }
+            }
+        }
+        // Output relocation sections, in order of first kept entry.
+        let mut seen: Vec<OutSecId> = Vec::new();
+        for k in &self.kept {
+            if !seen.contains(&k.target) {
+                seen.push(k.target);
+            }
+        }
+        for target in seen {
+            let tname = plan.sec(target).name.clone();
+            let rest = tname
+                .strip_prefix(".nv.capmerc")
+                .or_else(|| tname.strip_prefix(".nv.merc"))
+                .unwrap_or(&tname);
+            let mut o = OutSection::new(
+                format!(".nv.merc.rela{rest}"),
+                SHT_CUDA_MERC_RELA,
+                Role::Mercury(group::RELA),
+            );
+            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK;
+            o.align = 8;
+            o.entsize = 24;
+            o.link = LinkTo::Section(symtab);
+            o.info = InfoTo::Section(target);
+            let id = plan.add(o);
+            self.rela.push((target, id));
+        }
+        Ok(())
+    }
+
+    /// The slot of texture/surface `name` in the header-index table of the
+    /// kernel whose capsule is `capsule` (created on first use).
+    fn header_slot(
+        &mut self,
+        f: &InputFile<'_>,
+        plan: &mut Plan,
+        symtab: OutSecId,
+        capsule: OutSecId,
+        name: &str,
+        ty: u8,
+    ) {
+        let _ = symtab;
+        let table = match self.header_tables.get(&capsule) {
+            Some((t, _)) => *t,
+            None => {
+                let kernel = plan
+                    .sec(capsule)
+                    .name
+                    .strip_prefix(".nv.capmerc.text.")
+                    .unwrap_or("")
+                    .to_string();
+                let mut o = OutSection::new(
+                    format!(".nv.merc.nv.constant.entry_image_header_indices.{kernel}"),
+                    SHT_CUDA_MERC_HEADER_INDICES,
+                    Role::Mercury(group::HEADER_INDICES),
+                );
+                o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK | SHF_ALLOC;
+                o.align = 4;
+                o.info = InfoTo::Section(capsule);
+                let t = plan.add(o);
+                self.header_tables.insert(capsule, (t, Vec::new()));
+                t
+            }
+        };
+        let (_, names) = self.header_tables.get_mut(&capsule).expect("inserted");
+        if names.iter().any(|n| n == name) {
+            return;
+        }
+        let slot = names.len() as u64;
+        names.push(name.to_string());
+        let rtype = match ty {
+            super::relocate::STT_CUDA_SURFACE => rm::R_MERCURY_SURF_HEADER_INDEX,
+            super::relocate::STT_CUDA_SAMPLER => rm::R_MERCURY_SAMP_HEADER_INDEX,
+            _ => rm::R_MERCURY_TEX_HEADER_INDEX,
+        };
+        let sym = f
+            .cubin
+            .symbols
+            .iter()
+            .find(|s| s.name == name && s.is_undefined())
+            .map(|s| SymRef {
+                file: f.id,
+                index: s.index,
+            });
+        if let Some(r) = sym {
+            self.kept.push(Kept {
+                target: table,
+                offset: 4 * slot,
+                rtype,
+                sym: MTarget::Input(r),
+                addend: 0,
+            });
+        }
+        let t = plan.sec_mut(table);
+        t.size = 4 * (slot + 1);
+        t.body = Body::Bytes(vec![0; t.size as usize]);
+    }
+
+    /// After `nvinfo::create_sections`: the Mercury `.nv.info` sections.
+    pub(crate) fn create_info_sections(
+        &mut self,
+        files: &[InputFile<'d>],
+        live: &Live,
+        plan: &mut Plan,
+    ) {
+        let Some(symtab) = self.symtab else { return };
+        let nv_info = plan.sections.iter().position(|s| s.role == Role::NvInfo);
+        if nv_info.is_some()
+            && files.iter().any(|f| {
+                f.cubin
+                    .sections
+                    .iter()
+                    .any(|s| s.sh_type == SHT_CUDA_MERC_INFO && s.flags & SHF_INFO_LINK == 0)
+            })
+        {
+            let mut o = OutSection::new(
+                ".nv.merc.nv.info",
+                SHT_CUDA_MERC_INFO,
+                Role::Mercury(group::INFO),
+            );
+            o.flags = SHF_CUDA_MERCURY;
+            o.align = 4;
+            o.link = LinkTo::Section(symtab);
+            self.info_module = Some(plan.add(o));
+        }
+        let capsule_of: HashMap<(FileId, u32), (u32, OutSecId)> = self
+            .texts
+            .iter()
+            .map(|t| {
+                (
+                    (
+                        t.0,
+                        files[t.0 .0 as usize].cubin.sections[t.1 as usize].info,
+                    ),
+                    (t.1, t.2),
+                )
+            })
+            .collect();
+        for (fi, func) in live.funcs.iter().enumerate() {
+            if !live.live[fi] {
+                continue;
+            }
+            let f = &files[func.key.file.0 as usize];
+            let fsym = f.func_sym[func.key.text as usize];
+            let Some(&(cap_in, cap_out)) = capsule_of.get(&(f.id, fsym)) else {
+                continue;
+            };
+            let Some(s) = f.cubin.sections.iter().find(|s| {
+                s.sh_type == SHT_CUDA_MERC_INFO && s.flags & SHF_INFO_LINK != 0 && s.info == cap_in
+            }) else {
+                continue;
+            };
+            let mut o = OutSection::new(s.name, SHT_CUDA_MERC_INFO, Role::Mercury(group::INFO_FN));
+            o.flags = s.flags;
+            o.align = s.addralign.max(1);
+            o.link = LinkTo::Section(symtab);
+            o.info = InfoTo::Section(cap_out);
+            let id = plan.add(o);
+            self.info_fn.push((id, f.id, s.index, fi as u32));
+        }
+    }
+
+    /// Main output symbol index of input symbol `index` of `f` (0: none).
+    fn main_index(&self, f: &InputFile<'_>, index: u32, plan: &Plan, syms: &SymTable) -> u32 {
+        let Some(sym) = f.cubin.symbols.get(index as usize) else {
+            return 0;
+        };
+        if sym.ty() == STT_SECTION {
+            let Some(sec) = sym.section() else { return 0 };
+            match plan.placement[f.id.0 as usize][sec as usize] {
+                Some(p) => syms.section_symbol(p.out),
+                // Rebuilt metadata sections (notes, call graph): by name.
+                None => self
+                    .meta_syms
+                    .get(f.cubin.sections[sec as usize].name)
+                    .copied()
+                    .unwrap_or(0),
+            }
+        } else {
+            syms.output_index(SymRef { file: f.id, index })
+        }
+    }
+
+    /// Phase 6 (after `symtab::build`): `.nv.merc.symtab`, names appended to
+    /// `.strtab`, capsule headers and `sh_info`.
+    pub(crate) fn build_symtab(
+        &mut self,
+        files: &[InputFile<'d>],
+        db: &SymbolDb<'_>,
+        syms: &SymTable,
+        plan: &mut Plan,
+    ) {
+        let Some(symtab) = self.symtab else { return };
+        let main_id = plan.find_role(Role::SymTab).expect("plan has .symtab");
+        let strtab_id = plan.find_role(Role::StrTab).expect("plan has .strtab");
+        let main: Vec<u8> = match &plan.sec(main_id).body {
+            Body::Bytes(b) => b.clone(),
+            _ => Vec::new(),
+        };
+        let n_main = main.len() / 24;
+        let mut placed = vec![false; plan.sections.len()];
+        for p in plan.placement.iter().flatten().flatten() {
+            placed[p.out.0 as usize] = true;
+        }
+        self.meta_syms = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| s.section_symbol && !placed[*i])
+            .map(|(i, s)| (s.name.clone(), syms.section_symbol(OutSecId(i as u32))))
+            .collect();
+        // The Mercury twin of each main output symbol: prefer the winning definition.
+        let mut cand: Vec<Option<(FileId, u32, bool)>> = vec![None; n_main];
+        for f in files {
+            let fid = f.id.0 as usize;
+            for i in 1..self.syms[fid].len() as u32 {
+                let j = self.main_index(f, i, plan, syms) as usize;
+                if j == 0 || j >= n_main {
+                    continue;
+                }
+                let r = SymRef {
+                    file: f.id,
+                    index: i,
+                };
+                let winner = db.resolve(r) == Some(r);
+                match cand[j] {
+                    Some((_, _, true)) => {}
+                    Some(_) if !winner => {}
+                    _ => cand[j] = Some((f.id, i, winner)),
+                }
+            }
+        }
+        let mut strtab: Vec<u8> = match &plan.sec(strtab_id).body {
+            Body::Bytes(b) => b.clone(),
+            _ => vec![0],
+        };
+        let mut str_off: HashMap<String, u32> = HashMap::new();
+        {
+            let mut start = 0usize;
+            for (i, &b) in strtab.iter().enumerate() {
+                if b == 0 {
+                    if let Ok(s) = std::str::from_utf8(&strtab[start..i]) {
+                        str_off.entry(s.to_string()).or_insert(start as u32);
+                    }
+                    start = i + 1;
+                }
+            }
+        }
+        let mut out: Vec<u8> = vec![0; 24];
+        self.main_to_merc = vec![0; n_main];
+        let mut first_global: Option<u32> = None;
+        // A kernel's parameter-bank section symbol has, as Mercury twin, the
+        // section symbol of its header-index table (when it has one).
+        let mut table_of_bank: HashMap<u32, (OutSecId, String)> = HashMap::new();
+        for (&cap, (table, _)) in &self.header_tables {
+            let Some(&(_, _, _, text_out)) = self.texts.iter().find(|t| t.2 == cap) else {
+                continue;
+            };
+            for (i, sec) in plan.sections.iter().enumerate() {
+                if sec.role == Role::Const0 && sec.info == InfoTo::Section(text_out) {
+                    let j = syms.section_symbol(OutSecId(i as u32));
+                    let name = plan.sec(*table).name.replacen(".nv.merc", "", 1);
+                    table_of_bank.insert(j, (*table, name));
+                }
+            }
+        }
+        // The notes' section symbols are mirrored even when the inputs' Mercury
+        // tables lack them (CUDA 12.9 objects), as nvlink does.
+        let note_syms: HashMap<u32, OutSecId> = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s.role, Role::TkInfo | Role::CuInfo))
+            .map(|(i, _)| {
+                let id = OutSecId(i as u32);
+                (syms.section_symbol(id), id)
+            })
+            .collect();
+        for (j, c) in cand.iter().enumerate() {
+            if let (None, Some(&note)) = (c, note_syms.get(&(j as u32))) {
+                let idx = (out.len() / 24) as u32;
+                self.main_to_merc[j] = idx;
+                let name = plan.sec(note).name.clone();
+                let name_off = *str_off.entry(name.clone()).or_insert_with(|| {
+                    let o = strtab.len() as u32;
+                    strtab.extend_from_slice(name.as_bytes());
+                    strtab.push(0);
+                    o
+                });
+                out.extend_from_slice(&name_off.to_le_bytes());
+                out.push(STT_SECTION);
+                out.push(0);
+                out.extend_from_slice(&shndx16(plan.index(note)).to_le_bytes());
+                out.extend_from_slice(&[0; 16]);
+                continue;
+            }
+            if let Some((table, name)) = table_of_bank.get(&(j as u32)) {
+                let idx = (out.len() / 24) as u32;
+                self.section_syms.entry(*table).or_insert(idx);
+                self.main_to_merc[j] = idx;
+                let name_off = *str_off.entry(name.clone()).or_insert_with(|| {
+                    let o = strtab.len() as u32;
+                    strtab.extend_from_slice(name.as_bytes());
+                    strtab.push(0);
+                    o
+                });
+                out.extend_from_slice(&name_off.to_le_bytes());
+                out.push(STT_SECTION);
+                out.push(0);
+                out.extend_from_slice(&shndx16(plan.index(*table)).to_le_bytes());
+                out.extend_from_slice(&[0; 16]);
+                continue;
+            }
+            let Some((fid, i, _)) = *c else { continue };
+            let f = &files[fid.0 as usize];
+            let ms = self.syms[fid.0 as usize][i as usize];
+            let e = &main[j * 24..j * 24 + 24];
+            let m_info = e[4];
+            let m_shndx = u16::from_le_bytes([e[6], e[7]]);
+            let m_value = u64::from_le_bytes(e[8..16].try_into().expect("8"));
+            let msec_in = f.cubin.sections.get(usize::from(ms.shndx));
+            let (shndx, value, out_sec) = match msec_in {
+                Some(s) if ms.shndx != 0 && ms.shndx < SHN_LORESERVE && is_merc(s) => {
+                    match plan.placement[fid.0 as usize][s.index as usize] {
+                        Some(p) => {
+                            let v = if ms.info & 0xf == STT_SECTION {
+                                0
+                            } else {
+                                p.offset + ms.value
+                            };
+                            (shndx16(plan.index(p.out)), v, Some(p.out))
+                        }
+                        None => continue,
+                    }
+                }
+                // Undefined: the Mercury value (the SASS side may differ, e.g.
+                // `.nv.reservedSmem.*`); shared sections: the SASS value.
+                _ if m_shndx == SHN_UNDEF => (m_shndx, ms.value, None),
+                _ => (m_shndx, m_value, None),
+            };
+            // Type: the input's Mercury type, except that nvlink's CUDA-variable
+            // retyping of the SASS symbol (`.nv.reservedSmem.*`) applies too.
+            let ty = if m_info & 0xf == STT_CUDA_OBJECT {
+                STT_CUDA_OBJECT
+            } else {
+                ms.info & 0xf
+            };
+            let idx = (out.len() / 24) as u32;
+            if m_info >> 4 != STB_LOCAL && first_global.is_none() {
+                first_global = Some(idx);
+            }
+            if ms.info & 0xf == STT_SECTION {
+                if let Some(o) = out_sec {
+                    self.section_syms.entry(o).or_insert(idx);
+                }
+            }
+            self.main_to_merc[j] = idx;
+            let name_off = if ms.name.is_empty() {
+                0
+            } else {
+                *str_off.entry(ms.name.to_string()).or_insert_with(|| {
+                    let o = strtab.len() as u32;
+                    strtab.extend_from_slice(ms.name.as_bytes());
+                    strtab.push(0);
+                    o
+                })
+            };
+            out.extend_from_slice(&name_off.to_le_bytes());
+            out.push((m_info & 0xf0) | ty);
+            out.push(ms.other);
+            out.extend_from_slice(&shndx.to_le_bytes());
+            out.extend_from_slice(&value.to_le_bytes());
+            out.extend_from_slice(&ms.size.to_le_bytes());
+        }
+        let n = (out.len() / 24) as u32;
+        {
+            let s = plan.sec_mut(strtab_id);
+            s.size = strtab.len() as u64;
+            s.body = Body::Bytes(strtab);
+        }
+        {
+            let s = plan.sec_mut(symtab);
+            s.size = out.len() as u64;
+            s.body = Body::Bytes(out);
+            s.link = LinkTo::Section(strtab_id);
+            s.info = InfoTo::Raw(first_global.unwrap_or(n));
+        }
+        // Capsules: sh_info is the function's Mercury symbol; the first word
+        // of the capsule names the output `.text` section.
+        for &(fid, cap_in, cap_out, text_out) in &self.texts {
+            let f = &files[fid.0 as usize];
+            let fsym = f.cubin.sections[cap_in as usize].info;
+            let j = self.main_index(f, fsym, plan, syms) as usize;
+            let merc = self.main_to_merc.get(j).copied().unwrap_or(0);
+            plan.sec_mut(cap_out).info = InfoTo::Raw(merc);
+            let text_index = u64::from(plan.index(text_out));
+            plan.patches[fid.0 as usize][cap_in as usize].push(Patch {
+                offset: 0,
+                rtype: RelocType::R_CUDA_32.0,
+                value: text_index,
+                bank: None,
+            });
+        }
+    }
+
+    /// The Mercury output index of input symbol `index` of `f` (0: none).
+    fn merc_index(&self, f: &InputFile<'_>, index: u32, plan: &Plan, syms: &SymTable) -> u32 {
+        let j = self.main_index(f, index, plan, syms) as usize;
+        self.main_to_merc.get(j).copied().unwrap_or(0)
+    }
+
+    /// Phase 7 (after `nvinfo::build`): the Mercury `.nv.info` sections, from
+    /// the output `.nv.info*` and the inputs' Mercury records.
+    pub(crate) fn build_info(
+        &self,
+        files: &[InputFile<'d>],
+        db: &SymbolDb<'_>,
+        syms: &SymTable,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        let translate = |j: u32| -> Option<u32> {
+            self.main_to_merc
+                .get(j as usize)
+                .copied()
+                .filter(|&m| m != 0)
+        };
+        let bytes_of = |plan: &Plan, role: Role, pred: &dyn Fn(&OutSection) -> bool| {
+            plan.sections
+                .iter()
+                .find(|s| s.role == role && pred(s))
+                .and_then(|s| match &s.body {
+                    Body::Bytes(b) => Some(b.clone()),
+                    _ => None,
+                })
+        };
+        if let Some(id) = self.info_module {
+            let main = bytes_of(plan, Role::NvInfo, &|_| true).unwrap_or_default();
+            let mut out: Vec<OwnedRecord> = Vec::new();
+            for rec in eiattr::parse(&main)? {
+                if let Some(o) = super::nvinfo::renumber(&rec, &translate, &|_| true)? {
+                    out.push(o);
+                }
+            }
+            let mut bytes = Vec::new();
+            eiattr::encode_owned(&out, &mut bytes)?;
+            let s = plan.sec_mut(id);
+            s.size = bytes.len() as u64;
+            s.body = Body::Bytes(bytes);
+        }
+        // Call-tree records the SASS side recomputed, per function.
+        const FROM_MAIN: [EiAttr; 2] = [EiAttr::EIATTR_EXTERNS, EiAttr::EIATTR_NUM_BARRIERS];
+        let main_fn_info: HashMap<u32, Vec<u8>> = plan
+            .sections
+            .iter()
+            .filter(|o| o.role == Role::NvInfoFn)
+            .filter_map(|o| match (&o.body, o.func) {
+                (Body::Bytes(b), Some(fi)) => Some((fi, b.clone())),
+                _ => None,
+            })
+            .collect();
+        for &(id, fid, sec, fi) in &self.info_fn {
+            let f = &files[fid.0 as usize];
+            let s = &f.cubin.sections[sec as usize];
+            let main_fn = main_fn_info.get(&fi).cloned().unwrap_or_default();
+            let main_recs = eiattr::parse(&main_fn)?;
+            let main_crs = main_recs.iter().any(|r| {
+                r.attr == EiAttr::EIATTR_CRS_STACK_SIZE && r.int_value() == Some(u32::MAX)
+            });
+            let mut out: Vec<OwnedRecord> = Vec::new();
+            let map = |i: u32| -> Option<u32> {
+                let m = self.merc_index(f, i, plan, syms);
+                (m != 0).then_some(m)
+            };
+            let external = |i: u32| {
+                (i as usize) < f.cubin.symbols.len()
+                    && db
+                        .resolve(SymRef {
+                            file: f.id,
+                            index: i,
+                        })
+                        .is_none()
+            };
+            for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
+                if FROM_MAIN.contains(&rec.attr)
+                    || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE)
+                {
+                    continue;
+                }
+                if let Some(o) = super::nvinfo::renumber(&rec, &map, &external)
+                    .map_err(|e| e.in_file(f.name).in_section(s.name))?
+                {
+                    out.push(o);
+                }
+            }
+            for rec in &main_recs {
+                let wanted = FROM_MAIN.contains(&rec.attr)
+                    || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE);
+                if wanted {
+                    if let Some(o) = super::nvinfo::renumber(rec, &translate, &|_| true)? {
+                        out.push(o);
+                    }
+                }
+            }
+            super::blackwell::add_default_isa_version(plan.arch, &mut out);
+            let mut bytes = Vec::new();
+            eiattr::encode_owned(&out, &mut bytes)?;
+            let o = plan.sec_mut(id);
+            o.size = bytes.len() as u64;
+            o.body = Body::Bytes(bytes);
+        }
+        Ok(())
+    }
+
+    /// Phase 8: serializes the kept Mercury relocations (ascending offsets).
+    pub(crate) fn finish(&self, files: &[InputFile<'d>], syms: &SymTable, plan: &mut Plan) {
+        let mut by_target: HashMap<OutSecId, Vec<&Kept>> = HashMap::new();
+        for k in &self.kept {
+            by_target.entry(k.target).or_default().push(k);
+        }
+        for &(target, id) in &self.rela {
+            let mut entries: Vec<(u64, u32, u32, i64)> = by_target
+                .remove(&target)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|k| {
+                    let sym = match k.sym {
+                        MTarget::Null => 0,
+                        MTarget::Section(s) => self.section_syms.get(&s).copied().unwrap_or(0),
+                        MTarget::Input(r) => {
+                            self.merc_index(&files[r.file.0 as usize], r.index, plan, syms)
+                        }
+                    };
+                    (k.offset, k.rtype, sym, k.addend)
+                })
+                .collect();
+            entries.sort_by_key(|e| (e.0, e.1, e.2));
+            let mut bytes = Vec::with_capacity(entries.len() * 24);
+            for (off, ty, sym, addend) in entries {
+                bytes.extend_from_slice(&off.to_le_bytes());
+                bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
+                bytes.extend_from_slice(&addend.to_le_bytes());
+            }
+            let s = plan.sec_mut(id);
+            s.size = bytes.len() as u64;
+            s.body = Body::Bytes(bytes);
+        }
+    }
+}
