@@ -64,6 +64,14 @@ pub struct LinkCommand {
     pub output: Option<PathBuf>,
     /// The `nvcc -dlink` driver options.
     pub driver: DriverOptions,
+    /// `--dump-callgraph-dot FILE`: where to write the DOT call graph.
+    pub callgraph_dot_file: Option<PathBuf>,
+    /// `-Map=FILE` / `--Map FILE`: where to write the link map.
+    pub map_file: Option<PathBuf>,
+    /// `--print-map`: print the link map on stdout.
+    pub print_map: bool,
+    /// `-time FILE` / `--time FILE`: append phase times as CSV (`-`: stdout).
+    pub time_file: Option<PathBuf>,
 }
 
 /// What the user asked for.
@@ -112,6 +120,15 @@ Link options:
   --whole-archive, --no-whole-archive
                                load the archives that follow whole even with --lazy-archives
   --ptxas PATH                 ptxas that compiles PTX inputs (default: ptxas on PATH)
+  -r, --relocatable-link       write a relocatable (ET_REL) object to link again
+  --preserve-relocs            list resolved relocations in .nv.resolvedrela.<sec>
+  --dump-callgraph             print the call graph (nvlink's format) on stderr
+  --dump-callgraph-dot FILE    write the call graph as Graphviz DOT
+  --print-map, -Map=FILE       print / write the link map (sections, contributions, symbols)
+  -variables-used V,...        accepted as nvlink 13.0 (variables are kept; without
+                               -kernels-used, no kernel counts as used)
+  --why-live NAME              explain why function NAME is kept (repeatable)
+  -time FILE                   append phase times as CSV to FILE ('-': stdout)
   -m64, --register-link-binaries=F, -cpu-arch=X, --host-ccbin C
                                accepted as nvcc -dlink passes them
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
@@ -236,7 +253,12 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("cpu-arch", &["cpu-arch"]),
     ("host-ccbin", &["host-ccbin"]),
     ("kernels-used", &["kernels-used"]),
+    ("variables-used", &["variables-used"]),
     ("ptxas", &["ptxas"]),
+    ("dump-callgraph-dot", &["dump-callgraph-dot"]),
+    ("Map", &["Map", "map"]),
+    ("why-live", &["why-live"]),
+    ("time", &["time"]),
 ];
 
 /// Flag options: (canonical name, spellings without leading dashes).
@@ -251,6 +273,13 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
     ("lazy-archives", &["lazy-archives"]),
     ("whole-archive", &["whole-archive"]),
     ("no-whole-archive", &["no-whole-archive"]),
+    ("r", &["r", "relocatable-link"]),
+    ("preserve-relocs", &["preserve-relocs"]),
+    (
+        "dump-callgraph",
+        &["dump-callgraph", "dump-callgraph-no-demangle"],
+    ),
+    ("print-map", &["print-map"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -344,6 +373,13 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "lazy-archives" => cmd.options.lazy_archives = true,
                 "whole-archive" => whole_archive = true,
                 "no-whole-archive" => whole_archive = false,
+                "r" => cmd.options.relocatable = true,
+                "preserve-relocs" => cmd.options.preserve_relocs = true,
+                "dump-callgraph" => cmd.options.reports.callgraph = true,
+                "print-map" => {
+                    cmd.print_map = true;
+                    cmd.options.reports.map = true;
+                }
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -390,6 +426,21 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 cmd.driver.libraries.push(value);
             }
             "ptxas" => cmd.options.ptxas = Some(PathBuf::from(value)),
+            "dump-callgraph-dot" => {
+                cmd.options.reports.callgraph_dot = true;
+                cmd.callgraph_dot_file = Some(PathBuf::from(value));
+            }
+            "Map" => {
+                cmd.options.reports.map = true;
+                cmd.map_file = Some(PathBuf::from(value));
+            }
+            "why-live" => cmd.options.reports.why_live.push(value),
+            "variables-used" => cmd
+                .options
+                .variables_used
+                .get_or_insert_with(Vec::new)
+                .extend(value.split(',').map(String::from)),
+            "time" => cmd.time_file = Some(PathBuf::from(value)),
             "m" => {
                 if value != "64" {
                     return Err(UsageError::fatal(format!(
@@ -427,7 +478,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     cmd.options.recorded_args = Some(if no_tool_args {
         String::new()
     } else {
-        recorded_args(arch, &cmd.driver)
+        let mut recorded = recorded_args(arch, &cmd.driver);
+        if cmd.options.relocatable {
+            recorded.push_str("-r ");
+        }
+        recorded
     });
     Ok(Command::Link(Box::new(cmd)))
 }

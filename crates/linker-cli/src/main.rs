@@ -141,7 +141,7 @@ fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
 fn run_link(
     options: &LinkOptions,
     sink: &mut dyn OutputSink,
-) -> Result<Vec<Diagnostic>, LinkFailure> {
+) -> Result<(Vec<Diagnostic>, linker_core::LinkReports), LinkFailure> {
     linker_core::link_to(options, sink)
 }
 
@@ -203,10 +203,14 @@ fn link(cmd: LinkCommand) -> ExitCode {
     };
     let mut out = output::AtomicOutput::new(&output);
     match run_link(&cmd.options, &mut out) {
-        Ok(diagnostics) => {
+        Ok((diagnostics, reports)) => {
             print_diags(&diagnostics);
             if let Err(e) = out.commit() {
                 eprintln!("culink: fatal: {}: {e}", output.display());
+                return ExitCode::from(1);
+            }
+            if let Err(e) = write_reports(&cmd, &reports, &output) {
+                eprintln!("culink: fatal: {e}");
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS
@@ -224,4 +228,75 @@ fn link(cmd: LinkCommand) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The CSV header nvlink 13.0 writes for `-time` (it adds rows only for LTO links).
+const TIME_HEADER: &str =
+    "source file name , phase name , phase input files , phase output file , arch , tool, metric , unit";
+
+/// Prints or writes the reports asked for on the command line.
+fn write_reports(
+    cmd: &LinkCommand,
+    reports: &linker_core::LinkReports,
+    output: &Path,
+) -> Result<(), String> {
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    if let Some(cg) = &reports.callgraph {
+        // nvlink prints it on stderr.
+        eprint!("{cg}");
+    }
+    if let (Some(path), Some(dot)) = (&cmd.callgraph_dot_file, &reports.callgraph_dot) {
+        write(path, dot)?;
+    }
+    if let Some(map) = &reports.map {
+        if cmd.print_map {
+            print_out(map);
+        }
+        if let Some(path) = &cmd.map_file {
+            write(path, map)?;
+        }
+    }
+    if let Some(why) = &reports.why_live {
+        print_out(why);
+    }
+    if let Some(path) = &cmd.time_file {
+        let inputs: Vec<String> = cmd
+            .options
+            .inputs
+            .iter()
+            .map(|i| i.display_name())
+            .collect();
+        let arch = cmd.options.arch.map(|a| a.to_string()).unwrap_or_default();
+        let mut text = String::new();
+        let stdout = path.as_os_str() == "-";
+        let empty = stdout
+            || std::fs::metadata(path)
+                .map(|m| m.len() == 0)
+                .unwrap_or(true);
+        if empty {
+            text.push_str(TIME_HEADER);
+            text.push('\n');
+        }
+        for (phase, ms) in &reports.phase_times {
+            text.push_str(&format!(
+                " , {phase} , {} , {} , {arch} , culink , {ms:.3} , ms\n",
+                inputs.join(" "),
+                output.display()
+            ));
+        }
+        if stdout {
+            print_out(&text);
+        } else {
+            use std::io::Write as _;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }

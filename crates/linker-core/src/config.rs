@@ -50,6 +50,11 @@ pub struct LinkOptions {
     /// `-kernels-used`: when set, only kernels whose name contains one of
     /// these strings are kept (with what they reach); other kernels are dead.
     pub kernels_used: Option<Vec<String>>,
+    /// `-variables-used`: nvlink 13.0 semantics, measured: variables are never
+    /// removed whatever the list says, but when the option is given without
+    /// [`LinkOptions::kernels_used`] every kernel counts as unused (and is
+    /// removed with what only it reaches). With `kernels_used` it has no effect.
+    pub variables_used: Option<Vec<String>>,
     /// The argument string recorded in culink's own `.note.nv.tkinfo` entry
     /// (nvlink records its normalised options there, e.g. `-arch sm_90 `).
     /// `None` records an empty string.
@@ -71,6 +76,45 @@ pub struct LinkOptions {
     pub whole_archive_inputs: Vec<usize>,
     /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
     pub ptxas: Option<PathBuf>,
+    /// `-r`: a relocatable link. The output is an `ET_REL` object that can be
+    /// linked again (no program headers, CUDA section and symbol types kept, no
+    /// dead-code removal, relocations kept for the final link); see `docs/cli.md`.
+    pub relocatable: bool,
+    /// `--preserve-relocs`: also list every relocation the linker resolved in
+    /// `.nv.resolvedrela.<section>` sections (`SHT_CUDA_RESOLVED_RELA`).
+    pub preserve_relocs: bool,
+    /// Reports to produce alongside the cubin (see [`LinkReports`]).
+    pub reports: ReportOptions,
+}
+
+/// Which reports a link produces (none by default); they come back in
+/// [`LinkOutput::reports`]. The CLI prints or writes them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// `--dump-callgraph`: the call graph as nvlink prints it.
+    pub callgraph: bool,
+    /// `--dump-callgraph-dot FILE`: the call graph in Graphviz DOT.
+    pub callgraph_dot: bool,
+    /// `--print-map` / `-Map=FILE`: the link map.
+    pub map: bool,
+    /// `--why-live SYMBOL` (repeatable): why each named function was kept.
+    pub why_live: Vec<String>,
+}
+
+/// The reports asked for in [`LinkOptions::reports`], as text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkReports {
+    /// The call graph in nvlink's `--dump-callgraph` format.
+    pub callgraph: Option<String>,
+    /// The call graph in Graphviz DOT.
+    pub callgraph_dot: Option<String>,
+    /// The link map: output sections with their input contributions, and
+    /// every symbol's final place.
+    pub map: Option<String>,
+    /// One explanation per `--why-live` name.
+    pub why_live: Option<String>,
+    /// Milliseconds spent in each phase, in pipeline order (always filled).
+    pub phase_times: Vec<(String, f64)>,
 }
 
 /// A library named with `-l`.
@@ -119,6 +163,8 @@ pub struct LinkOutput {
     pub cubin: Vec<u8>,
     /// Warnings and information produced on the way.
     pub diagnostics: Vec<Diagnostic>,
+    /// The reports asked for in [`LinkOptions::reports`], and phase times.
+    pub reports: LinkReports,
 }
 
 /// Where [`crate::link_to`] writes the cubin.

@@ -325,6 +325,7 @@ fn compared_section(s: &Section<'_>) -> bool {
         && s.sh_type != SHT_CUDA_MERC_RELA
         && s.sh_type != SHT_SYMTAB_SHNDX // compared through the symbols' sections
         && !s.is_reloc()
+        && s.sh_type != SHT_CUDA_RESOLVED_RELA // compared as relocations
         && !(s.sh_type == SHT_STRTAB && (s.name == ".shstrtab" || s.name == ".strtab"))
 }
 
@@ -893,6 +894,31 @@ fn rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
                 sym_id(c, r.sym),
                 r.addend,
                 r.is_rela,
+            ));
+        }
+    }
+    // `--preserve-relocs`: the resolved relocations, RELA-shaped entries of
+    // `.nv.resolvedrela.<sec>`; compared like relocations, target marked.
+    for s in c
+        .sections
+        .iter()
+        .filter(|s| s.sh_type == SHT_CUDA_RESOLVED_RELA)
+    {
+        let target = format!("{} (resolved)", c.section_name(s.info));
+        for e in s.data.chunks_exact(24) {
+            let word = |o: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&e[o..o + 8]);
+                u64::from_le_bytes(b)
+            };
+            let info = word(8);
+            v.push((
+                target.clone(),
+                word(0),
+                info as u32,
+                sym_id(c, (info >> 32) as u32),
+                word(16) as i64,
+                true,
             ));
         }
     }

@@ -30,7 +30,8 @@ mod view;
 
 pub use arch::SmArch;
 pub use config::{
-    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity,
+    Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput, LinkReports,
+    OutputSink, ReportOptions, Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};

@@ -24,16 +24,10 @@ use std::process::Command;
 /// still linked and diffed, and the test fails if a listed case starts to
 /// match (so the list cannot go stale) or an unlisted case differs.
 /// Tracked in docs/differences.md ("Known gaps").
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "preserve_relocs",
-        "--preserve-relocs (.nv.resolvedrela.* sections) is not implemented yet",
-    ),
-    (
-        "tex_surf_multi",
-        "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "tex_surf_multi",
+    "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
+)];
 
 /// Like [`KNOWN_GAPS`], for some archs of a case only (the case's other archs
 /// must link like nvlink). Tracked in docs/blackwell.md ("Known gaps").
@@ -78,7 +72,24 @@ fn options(case: &Case, sm: u32) -> LinkOptions {
                 .extend(v.split(',').map(String::from));
         }
     }
+    let mut variables_used: Option<Vec<String>> = None;
+    let mut it = case.options.iter();
+    while let Some(o) = it.next() {
+        let value = match o.split_once('=') {
+            Some((name, v)) if name.trim_start_matches('-') == "variables-used" => {
+                Some(v.to_string())
+            }
+            None if o.trim_start_matches('-') == "variables-used" => it.next().cloned(),
+            _ => None,
+        };
+        if let Some(v) = value {
+            variables_used
+                .get_or_insert_with(Vec::new)
+                .extend(v.split(',').map(String::from));
+        }
+    }
     LinkOptions {
+        variables_used,
         arch: Some(SmArch::new(sm)),
         inputs: case
             .input_paths(sm)
@@ -86,8 +97,132 @@ fn options(case: &Case, sm: u32) -> LinkOptions {
             .map(InputSource::File)
             .collect(),
         kernels_used,
+        relocatable: is_relocatable(case),
+        preserve_relocs: case
+            .options
+            .iter()
+            .any(|o| o.trim_start_matches('-') == "preserve-relocs"),
         ..LinkOptions::default()
     }
+}
+
+/// Whether the case is a relocatable (`-r`) link.
+fn is_relocatable(case: &Case) -> bool {
+    case.options.iter().any(|o| o == "-r")
+}
+
+/// Differences between culink's and nvlink's `-r` outputs that are deliberate
+/// (docs/differences.md): culink keeps the constant-bank and shared-memory
+/// relocations nvlink -r resolves (so text and relocations differ), and keeps
+/// `extern .shared` references as they are (no `externsharedinstance`, no
+/// `.nv_debug.shared` holding them). The relink check covers what these hide.
+fn tolerated_in_relocatable(d: &linker_core::diff::Difference) -> bool {
+    use linker_core::diff::DiffKind;
+    matches!(d.kind, DiffKind::Text | DiffKind::Relocation)
+        || d.to_string().contains("shared")
+        || d.to_string().contains("`dyn`")
+}
+
+/// Differences a relink of a `-r` output may show against the direct link:
+/// the tkinfo notes (one linker note instead of the inputs'), and dead
+/// functions' `.debug_frame` ranges (the `-r` output has no
+/// `R_CUDA_UNUSED_CLEAR64` left to clear them, as with nvlink -r).
+fn tolerated_in_relink(d: &linker_core::diff::Difference) -> bool {
+    use linker_core::diff::DiffKind;
+    d.kind == DiffKind::Note || d.to_string().contains("contents of .debug_frame")
+}
+
+/// A `-r` case: our relocatable output, linked again (final link) by culink
+/// and, when the tool is there, by nvlink, must be equivalent to the direct
+/// final link of the same inputs by nvlink (run here when nvlink is present,
+/// otherwise culink's direct link stands in).
+fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
+    let tag = format!("{} sm_{sm} (relink of -r output)", case.name);
+    let dir = std::env::temp_dir().join(format!(
+        "culink-relink-{}-{}-{sm}",
+        std::process::id(),
+        case.name
+    ));
+    let _ = std::fs::create_dir_all(&dir);
+    let robj = dir.join("r.o");
+    std::fs::write(&robj, ours).expect("write r.o");
+    let mut direct_opts = options(case, sm);
+    direct_opts.relocatable = false;
+    let nvlink = nv_tool("nvlink");
+    let reference: Vec<u8> = match &nvlink {
+        Some(nv) => {
+            let out = dir.join("direct.cubin");
+            let st = Command::new(nv)
+                .arg(format!("-arch=sm_{sm}"))
+                .args(case.input_paths(sm))
+                .arg("-o")
+                .arg(&out)
+                .output()
+                .expect("run nvlink");
+            assert!(st.status.success(), "{tag}: nvlink direct link failed");
+            std::fs::read(&out).expect("read nvlink output")
+        }
+        None => match link(&direct_opts) {
+            Ok(o) => o.cubin,
+            Err(f) => {
+                fails.push(format!(
+                    "{tag}: direct link failed:\n{}",
+                    render_failure(&f)
+                ));
+                return;
+            }
+        },
+    };
+    let theirs = Cubin::parse(&reference).expect("reference parses");
+    let mut relinked: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut again = direct_opts.clone();
+    again.inputs = vec![InputSource::File(robj.clone())];
+    match link(&again) {
+        Ok(o) => relinked.push(("culink", o.cubin)),
+        Err(f) => fails.push(format!(
+            "{tag}: culink relink failed:\n{}",
+            render_failure(&f)
+        )),
+    }
+    if let Some(nv) = &nvlink {
+        let out = dir.join("relinked.cubin");
+        let st = Command::new(nv)
+            .arg(format!("-arch=sm_{sm}"))
+            .arg(&robj)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("run nvlink");
+        if st.status.success() {
+            relinked.push(("nvlink", std::fs::read(&out).expect("read relinked")));
+        } else {
+            fails.push(format!(
+                "{tag}: nvlink cannot link our -r output:\n{}",
+                String::from_utf8_lossy(&st.stderr)
+            ));
+        }
+    }
+    for (tool, bytes) in relinked {
+        let c = match Cubin::parse(&bytes) {
+            Ok(c) => c,
+            Err(e) => {
+                fails.push(format!("{tag}: {tool} relink does not parse: {e}"));
+                continue;
+            }
+        };
+        let d: Vec<String> = diff(&c, &theirs)
+            .into_iter()
+            .filter(|d| !tolerated_in_relink(d))
+            .map(|d| format!("    {:?}: {d}", d.kind))
+            .collect();
+        if !d.is_empty() {
+            fails.push(format!(
+                "{tag}: {tool}'s link of it differs from the direct link:\n{}",
+                d.join("\n")
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn link_case(case: &Case, sm: u32) -> Result<LinkOutput, LinkFailure> {
@@ -154,7 +289,16 @@ fn check_ok(case: &Case, sm: u32, reference: &Path, fails: &mut Vec<String>) {
             return;
         }
     };
-    let d = diff(&ours, &theirs);
+    let mut d = diff(&ours, &theirs);
+    if is_relocatable(case) {
+        d.retain(|x| !tolerated_in_relocatable(x));
+        if ours.header.e_type != linker_core::elf::ET_REL || ours.header.e_phnum != 0 {
+            fails.push(format!(
+                "{tag}: -r output is not ET_REL without program headers"
+            ));
+        }
+        check_relink(case, sm, &out.cubin, fails);
+    }
     if !d.is_empty() {
         let lines: Vec<String> = d.iter().map(|x| format!("    {:?}: {x}", x.kind)).collect();
         fails.push(format!(
@@ -163,7 +307,11 @@ fn check_ok(case: &Case, sm: u32, reference: &Path, fails: &mut Vec<String>) {
             lines.join("\n")
         ));
     }
-    let p = check_program_headers(&ours);
+    let p = if is_relocatable(case) {
+        Vec::new()
+    } else {
+        check_program_headers(&ours)
+    };
     if !p.is_empty() {
         let lines: Vec<String> = p.iter().map(|x| format!("    {x}")).collect();
         fails.push(format!(

@@ -803,3 +803,57 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
 pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
     input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }
+
+/// Defined global symbol names of every member of the archive at `path`
+/// whose device code is for `arch` (members without code for it are
+/// skipped): (member display name, names). For diagnostics only: failures
+/// give nothing. PTX-only members are not compiled.
+pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec<String>)> {
+    let name = path.display().to_string();
+    let Ok(blob) = map_file(path, &name) else {
+        return Vec::new();
+    };
+    let data: &[u8] = match &blob {
+        Blob::Mapped(m) => m,
+        Blob::Owned(b) => b,
+    };
+    let Ok(ar) = Archive::parse(data) else {
+        return Vec::new();
+    };
+    // No ptxas: a PTX member would need compiling, which a hint is not worth.
+    let ctx = Ctx {
+        arch,
+        ptxas: Some(Path::new("/nonexistent/culink-hints-no-ptxas")),
+    };
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out = Vec::new();
+    for m in &ar.members {
+        let mname = format!("{name}({})", m.name);
+        let owned;
+        let bytes: &[u8] = match &m.data {
+            MemberData::Inline(b) => b,
+            MemberData::External(rel) => match std::fs::read(dir.join(rel)) {
+                Ok(v) => {
+                    owned = v;
+                    &owned
+                }
+                Err(_) => continue,
+            },
+        };
+        let Ok(Ok(img)) = ctx.expand_object(bytes, &mname) else {
+            continue;
+        };
+        let Ok(c) = Cubin::parse(&img) else { continue };
+        if c.arch().sm != arch.sm {
+            continue;
+        }
+        let names: Vec<String> = c
+            .symbols
+            .iter()
+            .filter(|s| s.bind() != crate::elf::STB_LOCAL && !s.is_undefined())
+            .map(|s| s.name.to_string())
+            .collect();
+        out.push((mname, names));
+    }
+    out
+}

@@ -21,12 +21,16 @@
 //! `tracing` span named after it (`-v` prints their timings).
 
 mod blackwell;
+mod hints;
 mod layout;
 mod live;
 mod load;
 mod mercury;
 mod nvinfo;
+mod preserve;
 mod relocate;
+mod report;
+mod rmode;
 mod sections;
 mod shared;
 mod symbols;
@@ -106,19 +110,25 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
     std::mem::take(diags).fail(error)
 }
 
-/// Links the inputs of `opts` into a final `ET_EXEC` cubin.
+/// Links the inputs of `opts` into a final `ET_EXEC` cubin (or, with
+/// [`LinkOptions::relocatable`], an `ET_REL` object to link again).
 ///
 /// Returns the cubin bytes and the warnings of the link, or every error found.
 /// Nothing is written to disk; the CLI does that atomically.
 pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
     let mut cubin = Vec::new();
-    let diagnostics = link_to(opts, &mut cubin)?;
-    Ok(LinkOutput { cubin, diagnostics })
+    let (diagnostics, reports) = link_to(opts, &mut cubin)?;
+    Ok(LinkOutput {
+        cubin,
+        diagnostics,
+        reports,
+    })
 }
 
 /// Links like [`link`], but writes the cubin into `sink` (for example a
 /// memory-mapped output file) instead of returning a `Vec`, which saves a copy
-/// of the whole output. Returns the diagnostics of a successful link.
+/// of the whole output. Returns the diagnostics and the reports (see
+/// [`LinkOutput`]) of a successful link.
 ///
 /// `sink` is only used once every check has passed, but the write itself can
 /// still fail (a relocation value that does not fit its field): on `Err` the
@@ -126,7 +136,7 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
 pub fn link_to(
     opts: &LinkOptions,
     sink: &mut dyn OutputSink,
-) -> Result<Vec<Diagnostic>, LinkFailure> {
+) -> Result<(Vec<Diagnostic>, crate::config::LinkReports), LinkFailure> {
     let _span = tracing::info_span!("link").entered();
     let mut diags = Diags {
         no_warnings: opts.no_warnings,
@@ -178,24 +188,49 @@ pub fn link_to(
             ),
         ));
     }
+    if opts.relocatable {
+        if let Some(e) = rmode::unsupported(&files) {
+            return Err(diags_fail(&mut diags, e));
+        }
+    }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
     lap("symbols", &mut timings);
     // Phase 3: liveness of functions (kernels and address-taken functions are roots).
-    let live = live::mark(&files, &db, opts.kernels_used.as_deref());
+    // `-variables-used` without `-kernels-used` leaves no kernel used (nvlink).
+    let kernels_used = opts
+        .kernels_used
+        .clone()
+        .or_else(|| opts.variables_used.as_ref().map(|_| Vec::new()));
+    let mut live = live::mark(&files, &db, kernels_used.as_deref());
+    if opts.relocatable || opts.preserve_relocs {
+        // nvlink strips nothing in either mode.
+        rmode::keep_all(&files, &mut live);
+    }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
-    let mut plan = sections::plan(&files, &db, &live, arch);
+    let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
+    if opts.preserve_relocs {
+        plan.resolved = Some(preserve::Preserved::default());
+    }
     let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.
-    relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    if opts.relocatable {
+        rmode::classify(&files, &db, &mut plan, &mut diags);
+    } else {
+        relocate::classify(&files, &db, &live, &mut plan, &mut diags);
+    }
+    if diags.has_errors() {
+        hints::annotate(&mut diags, &files, &db, opts, arch);
+    }
     diags.checkpoint()?;
     blackwell::rebuild_debug_frame(&files, &db, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
+    preserve::create_sections(&mut plan);
     let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
     merc.create_info_sections(&files, &live, &mut plan);
     lap("relocate", &mut timings);
@@ -215,8 +250,21 @@ pub fn link_to(
         .map_err(LinkFailure::from)?;
     relocate::finish(&syms, &mut plan);
     merc.finish(&files, &syms, &mut plan);
-    let layout = layout::compute(&plan, arch, &files);
+    preserve::finish(&syms, &mut plan);
+    let mut layout = layout::compute(&plan, arch, &files);
+    if opts.relocatable {
+        rmode::strip_program_headers(&mut layout, plan.sections.len());
+    }
     lap("layout", &mut timings);
+    // Reports that read the liveness, before it is freed.
+    let r = &opts.reports;
+    let callgraph = r
+        .callgraph
+        .then(|| report::callgraph_text(&files, &live, arch));
+    let callgraph_dot = r
+        .callgraph_dot
+        .then(|| report::callgraph_dot(&files, &live));
+    let why_live = (!r.why_live.is_empty()).then(|| report::why_live(&files, &live, &r.why_live));
     // Phase 9: write everything in parallel into the sink. Only the inputs, the
     // plan, the layout and the functions' symbol indices are needed now: the
     // symbol database, liveness and symbol table are freed first, so they do
@@ -224,7 +272,17 @@ pub fn link_to(
     let func_index = std::mem::take(&mut syms.func_index);
     drop((syms, meta, live));
     drop(db);
-    write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
+    let map = if r.map {
+        // The map reads the finished image: write it in memory, then copy it.
+        let mut image: Vec<u8> = Vec::new();
+        write::write(&files, &plan, &layout, &func_index, &mut image).map_err(LinkFailure::from)?;
+        let map = report::map(&files, &plan, &image);
+        write::copy_to(&image, sink).map_err(LinkFailure::from)?;
+        Some(map)
+    } else {
+        write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
+        None
+    };
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();
@@ -238,7 +296,14 @@ pub fn link_to(
             layout.file_size
         ));
     }
-    Ok(diags.list)
+    let reports = crate::config::LinkReports {
+        callgraph,
+        callgraph_dot,
+        map,
+        why_live,
+        phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+    };
+    Ok((diags.list, reports))
 }
 
 pub(crate) use load::InputFile;

@@ -364,7 +364,8 @@ pub(crate) fn create_sections<'d>(
             .iter()
             .any(|f| f.cubin.section_by_name(name).is_some())
     };
-    if any(".nv.info") {
+    // nvlink omits `.nv.info` when no function survives (`-variables-used`).
+    if any(".nv.info") && live.live.iter().any(|&l| l) {
         let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
         o.align = 4;
         o.link = LinkTo::SymTab;
@@ -431,7 +432,9 @@ pub(crate) fn create_sections<'d>(
         let address_taken = live
             .func_of_symbol(files, db, r)
             .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-        called.contains(s.name) && !address_taken && func_survives(files, db, plan, r)
+        // `-r` and `--preserve-relocs` keep every prototype (as nvlink).
+        (plan.keeps_everything() || (called.contains(s.name) && !address_taken))
+            && func_survives(files, db, plan, r)
     };
     let mut any_proto = false;
     for f in files {
@@ -457,14 +460,15 @@ pub(crate) fn create_sections<'d>(
     if let (Some(cu), Some(compat)) = (m.cuinfo, m.compat) {
         plan.sec_mut(cu).info = InfoTo::Section(compat);
     }
-    let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
-    ra.align = 8;
-    ra.entsize = 8;
-    ra.section_symbol = true;
-    ra.size = REL_ACTION.len() as u64;
-    ra.body = Body::Bytes(REL_ACTION.to_vec());
-    // nvlink writes no action table into Blackwell images.
-    if !plan.arch.is_blackwell_or_later() {
+    // Not in `-r` output (nvlink writes it only into final images), nor in
+    // Blackwell images.
+    if !plan.relocatable && !plan.arch.is_blackwell_or_later() {
+        let mut ra = OutSection::new(".nv.rel.action", SHT_CUDA_RELOCINFO, Role::RelAction);
+        ra.align = 8;
+        ra.entsize = 8;
+        ra.section_symbol = true;
+        ra.size = REL_ACTION.len() as u64;
+        ra.body = Body::Bytes(REL_ACTION.to_vec());
         plan.add(ra);
     }
     m.called = called;
@@ -571,7 +575,7 @@ pub(crate) fn build(
         };
         let records = eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
         for rec in &records {
-            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE {
+            if rec.attr == EiAttr::EIATTR_MAX_STACK_SIZE && !plan.relocatable {
                 continue;
             }
             // Attributes of a discarded definition (another input's won) go with it.
@@ -659,7 +663,8 @@ pub(crate) fn build(
             fn_barriers.get(&fi).copied().unwrap_or(0),
         )
     });
-    for &fi in &live_funcs {
+    // `-r`: no call-tree propagation (the final link does it).
+    for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
         if !func.is_kernel {
             continue;
@@ -891,7 +896,7 @@ pub(crate) fn build(
             let address_taken = live
                 .func_of_symbol(files, db, r)
                 .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-            called.contains(s.name) && !address_taken
+            plan.keeps_everything() || (called.contains(s.name) && !address_taken)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         let mut seen_proto: HashSet<PrototypeEntry> = HashSet::default();
@@ -926,10 +931,10 @@ pub(crate) fn build(
     }
     // Notes: culink's tkinfo entry first, then the inputs' notes.
     if let Some(id) = meta.tkinfo {
-        let args = opts
-            .recorded_args
-            .clone()
-            .unwrap_or_else(|| format!("-arch {arch} "));
+        let args = opts.recorded_args.clone().unwrap_or_else(|| {
+            let r = if plan.relocatable { "-r " } else { "" };
+            format!("-arch {arch} {r}")
+        });
         let version = format!("culink {}", env!("CARGO_PKG_VERSION"));
         let own = TkInfo {
             version: 2,
@@ -941,7 +946,8 @@ pub(crate) fn build(
         };
         let mut bytes = Vec::new();
         own.encode_note(&mut bytes)?;
-        for f in files {
+        // `-r` output holds only the linker's own entry (as nvlink -r).
+        for f in files.iter().filter(|_| !plan.relocatable) {
             for s in f
                 .cubin
                 .sections

@@ -242,7 +242,15 @@ pub(crate) fn classify(
                             .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
                     });
                     match value {
-                        Some(v) => patch(plan, v.wrapping_add(r.addend as u64)),
+                        Some(v) => {
+                            patch(plan, v.wrapping_add(r.addend as u64));
+                            if let super::shared::SharedRef::Var(def) = sr {
+                                let at = tp.offset.wrapping_add(r.offset);
+                                let to = SymTarget::Input(def);
+                                super::preserve::record(plan, tp.out, at, r.rtype, to, r.addend);
+                                super::preserve::record_shared(plan, def, v);
+                            }
+                        }
                         None => diags.error(
                             Error::new(
                                 ErrorKind::Unsupported,
@@ -325,11 +333,15 @@ pub(crate) fn classify(
                 let non_alloc =
                     dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 let linker_may = desc.class != ResolverClass::Driver;
+                let resolved_addend = r.addend.wrapping_add(section_addend);
+                let at = tp.offset.wrapping_add(r.offset);
                 if in_const && linker_may {
                     let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
                     patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));
+                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
                 } else if non_alloc && linker_may {
                     patch(plan, sym_offset.wrapping_add(r.addend as u64));
+                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
                 } else if desc.class == ResolverClass::Linker {
                     diags.error(
                         Error::new(
@@ -491,8 +503,8 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     plan.kept = Vec::new();
     let mut jobs: Vec<(usize, bool, Vec<Entry>)> = Vec::new();
     for (i, s) in plan.sections.iter().enumerate() {
-        if s.role != Role::Reloc {
-            continue;
+        if s.role != Role::Reloc || s.sh_type == SHT_CUDA_RESOLVED_RELA {
+            continue; // `.nv.resolvedrela.*`: preserve.rs
         }
         let InfoTo::Section(target) = s.info else {
             continue;

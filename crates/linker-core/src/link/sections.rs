@@ -181,6 +181,11 @@ pub(crate) struct Plan {
     pub merged: HashMap<String, OutSecId>,
     /// The architecture linked for.
     pub arch: SmArch,
+    /// `-r`: the output is a relocatable object (see `rmode.rs`).
+    pub relocatable: bool,
+    /// `--preserve-relocs`: the relocations resolved by the linker, listed in
+    /// `.nv.resolvedrela.*` (see `preserve.rs`).
+    pub resolved: Option<super::preserve::Preserved>,
 }
 
 impl Plan {
@@ -239,6 +244,11 @@ impl Plan {
         }
         self.order = order;
         self.index_of = index_of;
+    }
+
+    /// Whether nothing is dead-stripped (`-r` and `--preserve-relocs`, as nvlink).
+    pub(crate) fn keeps_everything(&self) -> bool {
+        self.relocatable || self.resolved.is_some()
     }
 
     /// Final section index of an output section.
@@ -308,9 +318,20 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 }
 
 /// Builds the output section list and places every kept input section.
-pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch: SmArch) -> Plan {
+pub(crate) fn plan(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    arch: SmArch,
+    relocatable: bool,
+) -> Plan {
     let _span = tracing::info_span!("sections").entered();
-    let shared = super::shared::layout(files, db, live);
+    // A relocatable link lays out no shared-memory windows: the final link does.
+    let shared = if relocatable {
+        super::shared::SharedLayout::default()
+    } else {
+        super::shared::layout(files, db, live)
+    };
     let mut plan = Plan {
         sections: Vec::new(),
         placement: files
@@ -331,6 +352,8 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
         index_of: Vec::new(),
         merged: HashMap::default(),
         arch,
+        relocatable,
+        resolved: None,
     };
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
     let mut s = OutSection::new(".shstrtab", SHT_STRTAB, Role::ShStrTab);
@@ -398,7 +421,13 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
             }
             let owner = f.owner[i];
             let role = role_of(s, owner.is_some());
-            let out_type = output_type(s.sh_type);
+            let nobits = output_type(s.sh_type) == SHT_NOBITS;
+            // `-r` keeps the CUDA section types (nvlink -r does).
+            let out_type = if relocatable {
+                s.sh_type
+            } else {
+                output_type(s.sh_type)
+            };
             if let Some(text) = owner {
                 let func = live.func_of_text[fid][text as usize];
                 let mut o = OutSection::new(s.name, out_type, role);
@@ -429,7 +458,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                         o.align = w.align;
                     }
                 }
-                o.body = if out_type == SHT_NOBITS {
+                o.body = if nobits {
                     Body::NoBits
                 } else {
                     Body::Pieces(vec![Piece {
@@ -450,7 +479,7 @@ pub(crate) fn plan(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live, arch
                         let mut o = OutSection::new(s.name, out_type, role);
                         o.flags = s.flags;
                         o.entsize = s.entsize;
-                        o.body = if out_type == SHT_NOBITS {
+                        o.body = if nobits {
                             Body::NoBits
                         } else {
                             Body::Pieces(Vec::new())

@@ -90,6 +90,17 @@ pub(crate) fn build<'a>(
     plan: &mut Plan,
 ) -> SymTable<'a> {
     let _span = tracing::info_span!("symtab").entered();
+    // `-r` (rmode.rs): CUDA types, memory-space bits, shared-memory and
+    // undefined symbols all stay as the inputs have them.
+    let rel = plan.relocatable;
+    let ty_of = |ty: u8| {
+        if ty == STT_CUDA_OBJECT && !rel {
+            STT_OBJECT
+        } else {
+            ty
+        }
+    };
+    let other_of = |ty: u8, other: u8| if rel { other } else { out_other(ty, other) };
     // Past SHN_LORESERVE sections, symbols name their section through
     // SHN_XINDEX and a `.symtab_shndx` table (as nvlink does for big links).
     let extended = plan.sections.len() + 1 >= usize::from(SHN_LORESERVE);
@@ -139,28 +150,49 @@ pub(crate) fn build<'a>(
             {
                 continue;
             }
-            if sym.name.is_empty() || sym.other & STO_CUDA_SHARED != 0 {
+            let here = SymRef {
+                file: f.id,
+                index: sym.index,
+            };
+            // `--preserve-relocs` keeps the shared variables its entries name.
+            let preserved = super::preserve::shared_value(plan, here);
+            if sym.name.is_empty()
+                || (sym.other & STO_CUDA_SHARED != 0 && !rel && preserved.is_none())
+            {
                 continue;
             }
             let Some(sec) = sym.section() else { continue };
             let dsec = &f.cubin.sections[sec as usize];
-            if dsec.sh_type == SHT_CUDA_SHARED
-                || (dsec.sh_type == SHT_CUDA_CONSTANT0 && is_variable(sym.ty()))
+            if (dsec.sh_type == SHT_CUDA_SHARED && !rel && preserved.is_none())
+                || (dsec.sh_type == SHT_CUDA_CONSTANT0
+                    && is_variable(sym.ty())
+                    && !rel
+                    && plan.resolved.is_none())
             {
                 continue;
             }
             let Some(p) = plan.placement[fid][sec as usize] else {
                 continue;
             };
-            let var = sym.ty() == STT_CUDA_OBJECT;
+            // Relocatable shared symbols hold their alignment in st_value.
+            let value = if dsec.sh_type == SHT_CUDA_SHARED {
+                sym.value
+            } else {
+                p.offset + sym.value
+            };
+            // nvlink writes them with their window offset and st_other 1.
+            let (value, other) = match preserved {
+                Some(v) => (v, 1),
+                None => (value, other_of(sym.ty(), sym.other)),
+            };
             map.insert(sym.index, syms.len() as u32);
             syms.push(OutSym {
                 name: Cow::Borrowed(sym.name),
-                info: (STB_LOCAL << 4) | if var { STT_OBJECT } else { sym.ty() },
-                other: out_other(sym.ty(), sym.other),
+                info: (STB_LOCAL << 4) | ty_of(sym.ty()),
+                other,
                 section: Some(p.out),
                 shndx_raw: 0,
-                value: p.offset + sym.value,
+                value,
                 size: sym.size,
             });
         }
@@ -193,10 +225,12 @@ pub(crate) fn build<'a>(
                     }
                     Some(sec) => {
                         let dsec = &f.cubin.sections[sec as usize];
-                        if dsec.sh_type == SHT_CUDA_SHARED {
+                        let shared = dsec.sh_type == SHT_CUDA_SHARED;
+                        if shared && !rel {
                             continue;
                         }
                         match plan.placement[def.file.0 as usize][sec as usize] {
+                            Some(p) if shared => (Some(p.out), sym.value, 0),
                             Some(p) => (Some(p.out), p.offset + sym.value, 0),
                             None => continue, // dead function
                         }
@@ -208,16 +242,11 @@ pub(crate) fn build<'a>(
                 } else {
                     STB_WEAK
                 };
-                let ty = if sym.ty() == STT_CUDA_OBJECT {
-                    STT_OBJECT
-                } else {
-                    sym.ty()
-                };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
                     name: Cow::Borrowed(*name),
-                    info: (bind << 4) | ty,
-                    other: out_other(sym.ty(), sym.other),
+                    info: (bind << 4) | ty_of(sym.ty()),
+                    other: other_of(sym.ty(), sym.other),
                     section,
                     shndx_raw,
                     value,
@@ -227,14 +256,16 @@ pub(crate) fn build<'a>(
             None => {
                 let m = g.first_mention;
                 let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
-                if UNIFIED_TABLE_SYMBOLS.contains(name) || sym.other & STO_CUDA_SHARED != 0 {
+                let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
+                if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
                     continue;
                 }
                 let reserved = name.starts_with(".nv.reservedSmem");
-                if !reserved && !referenced_undef.contains(&gid) {
+                if !rel && !reserved && !referenced_undef.contains(&gid) {
                     continue;
                 }
-                let bind = if reserved || stays_undefined(name) || !g.all_weak {
+                // nvlink -r turns the weak `__UFT*`/`__UDT*` helpers GLOBAL.
+                let bind = if reserved || unified || stays_undefined(name) || !g.all_weak {
                     STB_GLOBAL
                 } else {
                     STB_WEAK
@@ -245,16 +276,14 @@ pub(crate) fn build<'a>(
                 let keep = reserved && plan.arch.is_blackwell_or_later();
                 let ty = if keep {
                     STT_CUDA_OBJECT
-                } else if sym.ty() == STT_CUDA_OBJECT {
-                    STT_OBJECT
                 } else {
-                    sym.ty()
+                    ty_of(sym.ty())
                 };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
                     name: Cow::Borrowed(*name),
                     info: (bind << 4) | ty,
-                    other: 0,
+                    other: if rel { sym.other } else { 0 },
                     section: None,
                     shndx_raw: SHN_UNDEF,
                     value: if keep { sym.value } else { 0 },

@@ -199,6 +199,9 @@ fn write_ehdr(out: &mut [u8], files: &[InputFile<'_>], plan: &Plan, layout: &Lay
     out[7] = osabi;
     out[8] = abiver;
     put16(out, 16, ET_EXEC);
+    if plan.relocatable {
+        super::rmode::set_rel_type(out);
+    }
     put16(out, 18, EM_CUDA);
     put32(out, 20, 1);
     put64(out, 24, 0);
@@ -339,4 +342,17 @@ fn write_section(
         }
         Body::NoBits | Body::Alias(_) => Ok(()),
     }
+}
+
+/// Copies a finished image into `sink` (one window).
+pub(crate) fn copy_to(image: &[u8], sink: &mut dyn crate::config::OutputSink) -> Result<()> {
+    sink.begin(image.len()).map_err(|e| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!("cannot create the output: {e}"),
+        )
+    })?;
+    sink.window(0..image.len()).copy_from_slice(image);
+    sink.release(0..image.len());
+    Ok(())
 }

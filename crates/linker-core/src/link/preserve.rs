@@ -1,0 +1,146 @@
+//! `--preserve-relocs`: the relocations the linker resolved, kept for tools
+//! (called from the relocate phase when [`crate::LinkOptions::preserve_relocs`]
+//! is set).
+//!
+//! As nvlink 13.0 does: one `.nv.resolvedrela.<sec>` section per section that
+//! had a resolved relocation (`sh_type` 0x70000003 `SHT_CUDA_RESOLVED_RELA`,
+//! RELA entries of 24 bytes, `SHF_INFO_LINK`, `sh_link` the symbol table,
+//! `sh_info` the target section), each entry with the input relocation's type
+//! and addend at its output offset. Constant-bank and static shared-memory
+//! references name their variable (so shared-memory symbols such as
+//! `$__sh1__13` stay in the symbol table, valued at their window offset plus
+//! the sm_90 reserve, `st_other` 1, as nvlink writes them); `.debug_frame` CIE
+//! pointers name the `.debug_frame` section symbol with the contribution's
+//! offset added to the addend. Dynamic (`extern .shared`) references and the
+//! cleared ranges of dead functions' FDEs are not listed. On sm_90+ nvlink
+//! also sizes `.nv_debug.shared` to the 0x400-byte reserve and gives it a
+//! section symbol; culink does the same.
+
+use super::relocate::{KeptReloc, SymTarget};
+use super::sections::{Body, InfoTo, LinkTo, OutSection, Plan, Role};
+use super::symbols::SymRef;
+use super::symtab::SymTable;
+use super::OutSecId;
+use crate::elf::*;
+use std::collections::{BTreeMap, HashMap};
+
+/// What `--preserve-relocs` collects during the link.
+#[derive(Debug, Default)]
+pub(crate) struct Preserved {
+    /// The resolved relocations, at their output offsets.
+    pub entries: Vec<KeptReloc>,
+    /// Shared-memory variables named by an entry: their output `st_value`.
+    pub shared_values: HashMap<SymRef, u64>,
+}
+
+/// Records one resolved relocation (no-op without `--preserve-relocs`).
+pub(crate) fn record(
+    plan: &mut Plan,
+    target: OutSecId,
+    offset: u64,
+    rtype: u32,
+    sym: SymTarget,
+    addend: i64,
+) {
+    if let Some(p) = plan.resolved.as_mut() {
+        p.entries.push(KeptReloc {
+            target,
+            rela: true,
+            offset,
+            rtype,
+            sym,
+            addend,
+        });
+    }
+}
+
+/// Records a shared-memory variable's window offset (it keeps its symbol).
+pub(crate) fn record_shared(plan: &mut Plan, var: SymRef, window_offset: u64) {
+    let reserve = if plan.arch.is_sm90_or_later() {
+        super::shared::SM90_SHARED_RESERVE
+    } else {
+        0
+    };
+    if let Some(p) = plan.resolved.as_mut() {
+        p.shared_values
+            .entry(var)
+            .or_insert(window_offset.saturating_add(reserve));
+    }
+}
+
+/// The output `st_value` of a shared-memory symbol kept for an entry.
+pub(crate) fn shared_value(plan: &Plan, var: SymRef) -> Option<u64> {
+    plan.resolved.as_ref()?.shared_values.get(&var).copied()
+}
+
+/// Creates the `.nv.resolvedrela.*` sections (after the relocation sections).
+pub(crate) fn create_sections(plan: &mut Plan) {
+    let Some(p) = plan.resolved.as_ref() else {
+        return;
+    };
+    let mut targets: Vec<u32> = Vec::new();
+    for e in &p.entries {
+        if !targets.contains(&e.target.0) {
+            targets.push(e.target.0);
+        }
+    }
+    for t in targets {
+        let tname = plan.sections[t as usize].name.clone();
+        let mut o = OutSection::new(
+            format!(".nv.resolvedrela{tname}"),
+            SHT_CUDA_RESOLVED_RELA,
+            Role::Reloc,
+        );
+        o.flags = SHF_INFO_LINK;
+        o.align = 8;
+        o.entsize = 24;
+        o.link = LinkTo::SymTab;
+        o.info = InfoTo::Section(OutSecId(t));
+        o.body = Body::Bytes(Vec::new());
+        plan.add(o);
+    }
+    if plan.arch.is_sm90_or_later() {
+        if let Some(s) = plan
+            .sections
+            .iter_mut()
+            .find(|s| s.name == ".nv_debug.shared" && s.sh_type == SHT_NOBITS)
+        {
+            s.size = s.size.max(super::shared::SM90_SHARED_RESERVE);
+            s.section_symbol = true;
+        }
+    }
+}
+
+/// Serializes the entries with final symbol indices, ascending offsets.
+pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
+    let Some(p) = plan.resolved.as_ref() else {
+        return;
+    };
+    let mut by_target: BTreeMap<u32, Vec<(u64, u32, u32, i64)>> = BTreeMap::new();
+    for k in &p.entries {
+        let sym = match k.sym {
+            SymTarget::Input(r) => syms.output_index(r),
+            SymTarget::Section(s) => syms.section_symbol(s),
+        };
+        by_target
+            .entry(k.target.0)
+            .or_default()
+            .push((k.offset, k.rtype, sym, k.addend));
+    }
+    for s in plan.sections.iter_mut() {
+        if s.sh_type != SHT_CUDA_RESOLVED_RELA {
+            continue;
+        }
+        let InfoTo::Section(t) = s.info else { continue };
+        let mut entries = by_target.remove(&t.0).unwrap_or_default();
+        entries.sort_by_key(|e| (e.0, e.1, e.2));
+        let mut bytes = Vec::with_capacity(entries.len() * 24);
+        for (off, ty, sym, addend) in entries {
+            bytes.extend_from_slice(&off.to_le_bytes());
+            bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
+            bytes.extend_from_slice(&addend.to_le_bytes());
+        }
+        s.size = bytes.len() as u64;
+        s.body = Body::Bytes(bytes);
+    }
+}

@@ -1,0 +1,206 @@
+//! `-r`: relocatable links (called from the phases when
+//! [`crate::LinkOptions::relocatable`] is set).
+//!
+//! The output is an `ET_REL` object meant to be linked again, as `nvlink -r`
+//! writes one: no program headers, no `.nv.rel.action`, CUDA section types
+//! kept (`.nv.constant0.*` 0x70000064, `.nv.global.init` 0x70000008, ...),
+//! variables keep type 13 and their `st_other` memory-space bits, the unified
+//! table helpers (`__UDT*`, `__UFT*`) stay as `GLOBAL` undefined symbols,
+//! `.nv.info` keeps `EIATTR_MAX_STACK_SIZE` and gets no `MIN_STACK_SIZE` (no
+//! call-tree propagation at all: the final link does it), the tkinfo note
+//! holds only culink's entry, and no function is dead-stripped.
+//!
+//! Relocations: `.debug_frame`'s CIE pointers (section-symbol references
+//! inside a non-allocated section) are resolved and `R_CUDA_UNUSED_CLEAR*`
+//! entries dropped, as nvlink does; **every other relocation is kept**
+//! (against the resolved definition, section-symbol addends rebased by the
+//! contribution's offset), including constant-bank and static shared-memory
+//! references, which nvlink -r resolves. Keeping them is what makes the
+//! object correct to link again after another object with `.nv.constant3`
+//! or shared memory (docs/differences.md). Undefined references are not
+//! errors: the final link reports them.
+
+use super::layout::Layout;
+use super::live::Live;
+use super::relocate::{KeptReloc, SymTarget};
+use super::sections::{Patch, Plan};
+use super::symbols::{SymRef, SymbolDb};
+use super::{Diags, InputFile};
+use crate::cubin::{occupies_no_file_space, SHDR_SIZE};
+use crate::elf::*;
+use crate::error::Error;
+use crate::reloc::table::{describe, RelocType};
+
+/// Marks every function live and every section kept (nvlink -r strips nothing).
+pub(crate) fn keep_all(files: &[InputFile<'_>], live: &mut Live) {
+    for l in &mut live.live {
+        *l = true;
+    }
+    live.section_kept = files
+        .iter()
+        .map(|f| {
+            f.owner
+                .iter()
+                .map(|o| match o {
+                    None => true,
+                    Some(text) => live.func_of_text[f.id.0 as usize][*text as usize].is_some(),
+                })
+                .collect()
+        })
+        .collect();
+}
+
+fn is_clear(rtype: u32) -> bool {
+    matches!(
+        RelocType(rtype),
+        RelocType::R_CUDA_UNUSED_CLEAR32 | RelocType::R_CUDA_UNUSED_CLEAR64
+    )
+}
+
+/// Classifies every relocation for a relocatable output (replaces
+/// `relocate::classify`).
+pub(crate) fn classify(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    plan: &mut Plan,
+    diags: &mut Diags,
+) {
+    let _span = tracing::info_span!("relocate_r").entered();
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let target = &f.cubin.sections[rs.info as usize];
+            let Some(tp) = plan.placement[fid][rs.info as usize] else {
+                continue;
+            };
+            let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
+            relocs.sort_by_key(|r| r.offset);
+            for r in relocs {
+                if describe(r.rtype).is_none() {
+                    diags.error(
+                        Error::malformed(format!("unknown relocation type {}", r.rtype))
+                            .in_file(f.name)
+                            .in_section(rs.name)
+                            .at(r.offset),
+                    );
+                    continue;
+                }
+                let here = SymRef {
+                    file: f.id,
+                    index: r.sym,
+                };
+                let keep = |plan: &mut Plan, sym: SymTarget, addend: i64| {
+                    plan.kept.push(KeptReloc {
+                        target: tp.out,
+                        rela: r.is_rela,
+                        offset: tp.offset.wrapping_add(r.offset),
+                        rtype: r.rtype,
+                        sym,
+                        addend,
+                    });
+                };
+                let Some(sym) = f.cubin.symbols.get(r.sym as usize) else {
+                    continue;
+                };
+                if r.sym == 0 || sym.is_undefined() {
+                    keep(plan, SymTarget::Input(here), r.addend);
+                    continue;
+                }
+                let debug_target = target.flags & SHF_ALLOC == 0;
+                if debug_target
+                    && db.resolve(here) != Some(here)
+                    && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
+                {
+                    continue;
+                }
+                let Some(def) = db.resolve(here) else {
+                    keep(plan, SymTarget::Input(here), r.addend);
+                    continue;
+                };
+                let df = &files[def.file.0 as usize];
+                let dsym = &df.cubin.symbols[def.index as usize];
+                let Some(dsec_idx) = dsym.section() else {
+                    keep(plan, SymTarget::Input(def), r.addend);
+                    continue;
+                };
+                let dplace = plan.placement[def.file.0 as usize][dsec_idx as usize];
+                if is_clear(r.rtype) {
+                    if dplace.is_none() {
+                        plan.patches[fid][rs.info as usize].push(Patch {
+                            offset: r.offset,
+                            rtype: r.rtype,
+                            value: 0,
+                            bank: None,
+                        });
+                    }
+                    continue;
+                }
+                let Some(dplace) = dplace else {
+                    continue;
+                };
+                let dsec = &df.cubin.sections[dsec_idx as usize];
+                let is_section_sym = dsym.ty() == STT_SECTION;
+                let non_alloc =
+                    dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
+                if is_section_sym && non_alloc && debug_target {
+                    // `.debug_frame` CIE pointers: an offset inside this very
+                    // output section, known now.
+                    plan.patches[fid][rs.info as usize].push(Patch {
+                        offset: r.offset,
+                        rtype: r.rtype,
+                        value: dplace.offset.wrapping_add(r.addend as u64),
+                        bank: None,
+                    });
+                    super::preserve::record(
+                        plan,
+                        tp.out,
+                        tp.offset.wrapping_add(r.offset),
+                        r.rtype,
+                        SymTarget::Section(dplace.out),
+                        r.addend.wrapping_add(dplace.offset as i64),
+                    );
+                } else if is_section_sym {
+                    keep(
+                        plan,
+                        SymTarget::Section(dplace.out),
+                        r.addend.wrapping_add(dplace.offset as i64),
+                    );
+                } else {
+                    keep(plan, SymTarget::Input(def), r.addend);
+                }
+            }
+        }
+    }
+}
+
+/// Drops the program headers from the layout (`ET_REL` has none).
+pub(crate) fn strip_program_headers(layout: &mut Layout, section_count: usize) {
+    layout.phdrs.clear();
+    layout.phoff = 0;
+    layout.file_size = layout.shoff + (section_count * SHDR_SIZE) as u64;
+}
+
+/// Marks the written image as `ET_REL`.
+pub(crate) fn set_rel_type(cubin: &mut [u8]) {
+    if let Some(t) = cubin.get_mut(16..18) {
+        t.copy_from_slice(&ET_REL.to_le_bytes());
+    }
+}
+
+/// `-r` cannot carry the Mercury (`.nv.merc.*`, `.nv.capmerc.*`) sections of
+/// sm_100+ objects yet: refuse rather than write an object nvlink crashes on.
+pub(crate) fn unsupported(files: &[InputFile<'_>]) -> Option<Error> {
+    let f = files.iter().find(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.name.starts_with(".nv.merc.") || s.name.starts_with(".nv.capmerc."))
+    })?;
+    Some(
+        Error::new(
+            crate::error::ErrorKind::Unsupported,
+            "-r (relocatable link) does not support objects with Mercury sections (sm_100 and later) yet",
+        )
+        .in_file(f.name),
+    )
+}
