@@ -12,7 +12,7 @@ mod output;
 mod shim;
 
 use args::{Command, LinkCommand};
-use linker_core::{Cubin, LinkFailure, LinkOptions, LinkOutput, Severity};
+use linker_core::{Cubin, Diagnostic, LinkFailure, LinkOptions, OutputSink, Severity};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -177,9 +177,12 @@ fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
     }
 }
 
-/// The one call into the library's link entry point.
-fn run_link(options: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
-    linker_core::link(options)
+/// The one call into the library's link entry point (writing into `sink`).
+fn run_link(
+    options: &LinkOptions,
+    sink: &mut dyn OutputSink,
+) -> Result<(Vec<Diagnostic>, linker_core::LinkReports), LinkFailure> {
+    linker_core::link_to(options, sink)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -253,7 +256,8 @@ fn link(cmd: LinkCommand) -> ExitCode {
             return true;
         };
         let text = linker_core::register_link_source(ids);
-        match output::write_atomically(path, text.as_bytes()) {
+        let mut file = output::AtomicOutput::new(path);
+        match file.write_all(text.as_bytes()).and_then(|()| file.commit()) {
             Ok(()) => true,
             Err(e) => {
                 eprintln!("culink: fatal: {}: {e}", path.display());
@@ -261,23 +265,29 @@ fn link(cmd: LinkCommand) -> ExitCode {
             }
         }
     };
-    match run_link(&cmd.options) {
-        Ok(out) => {
-            print_diags(&out.diagnostics);
-            if !register(Some(&out.registered_modules)) {
+    let mut out = output::AtomicOutput::new(&output);
+    match run_link(&cmd.options, &mut out) {
+        Ok((diagnostics, reports)) => {
+            print_diags(&diagnostics);
+            if !register(Some(&reports.registered_modules)) {
                 return ExitCode::from(1);
             }
-            if let Err(e) = output::write_atomically(&output, &out.cubin) {
+            if let Err(e) = out.commit() {
                 eprintln!("culink: fatal: {}: {e}", output.display());
                 return ExitCode::from(1);
             }
-            if let Err(e) = write_reports(&cmd, &out.reports, &output) {
+            if let Err(e) = write_reports(&cmd, &reports, &output) {
                 eprintln!("culink: fatal: {e}");
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS
         }
         Err(failure) => {
+            if let Some(e) = out.create_error() {
+                eprintln!("culink: fatal: {}: {e}", output.display());
+                return ExitCode::from(1);
+            }
+            drop(out);
             print_diags(&failure.diagnostics);
             register(failure.registered_modules.as_deref());
             if failure.errors().next().is_none() {

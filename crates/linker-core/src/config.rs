@@ -119,6 +119,13 @@ pub struct LinkReports {
     pub why_live: Option<String>,
     /// Milliseconds spent in each phase, in pipeline order (always filled).
     pub phase_times: Vec<(String, f64)>,
+    /// The register-link ids of the loaded modules, in load order (always
+    /// filled; see [`register_link_source`]): a host object's
+    /// `__nv_module_id`; for a cubin, fatbinary or PTX file its absolute path
+    /// (working directory joined with the path as given), for an in-memory
+    /// input its name, every byte that is not an ASCII letter or digit turned
+    /// into `_`.
+    pub registered_modules: Vec<String>,
 }
 
 /// A library named with `-l`.
@@ -167,14 +174,43 @@ pub struct LinkOutput {
     pub cubin: Vec<u8>,
     /// Warnings and information produced on the way.
     pub diagnostics: Vec<Diagnostic>,
-    /// The register-link ids of the loaded modules, in load order (see
-    /// [`register_link_source`]): a host object's `__nv_module_id`; for a
-    /// cubin, fatbinary or PTX file its absolute path (working directory joined
-    /// with the path as given), for an in-memory input its name, every byte
-    /// that is not an ASCII letter or digit turned into `_`.
-    pub registered_modules: Vec<String>,
     /// The reports asked for in [`LinkOptions::reports`], and phase times.
     pub reports: LinkReports,
+}
+
+/// Where [`crate::link_to`] writes the cubin.
+///
+/// The linker calls [`OutputSink::begin`] once with the final size, then asks for
+/// the output window by window in increasing, non-overlapping file ranges
+/// ([`OutputSink::window`]) and writes every byte of each window (the previous
+/// contents do not matter); after a window is complete it calls
+/// [`OutputSink::release`] with the same range, which a sink may use to drop the
+/// finished pages from memory (e.g. `madvise(MADV_DONTNEED)` on a shared file
+/// mapping). Nothing is called after a failure.
+pub trait OutputSink {
+    /// Prepares room for an output of exactly `size` bytes.
+    fn begin(&mut self, size: usize) -> std::io::Result<()>;
+    /// The bytes `range` of the output (within the size given to `begin`).
+    fn window(&mut self, range: std::ops::Range<usize>) -> &mut [u8];
+    /// The bytes `range` (a range previously given to `window`) are final.
+    fn release(&mut self, range: std::ops::Range<usize>) {
+        let _ = range;
+    }
+}
+
+/// The simplest [`OutputSink`]: the cubin in memory.
+impl OutputSink for Vec<u8> {
+    fn begin(&mut self, size: usize) -> std::io::Result<()> {
+        self.clear();
+        // Fallible: a corrupt input can claim an absurd output size.
+        self.try_reserve_exact(size)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        self.resize(size, 0);
+        Ok(())
+    }
+    fn window(&mut self, range: std::ops::Range<usize>) -> &mut [u8] {
+        &mut self[range]
+    }
 }
 
 /// A failed link: all errors found (a link reports every symbol error at once).

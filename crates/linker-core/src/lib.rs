@@ -22,6 +22,7 @@ pub mod diff;
 pub mod dump;
 pub mod elf;
 pub mod error;
+mod fxhash;
 pub mod input;
 pub mod link;
 pub mod reloc;
@@ -30,8 +31,8 @@ mod view;
 pub use arch::SmArch;
 pub use config::{
     register_link_source, Diagnostic, InputSource, Library, LinkFailure, LinkOptions, LinkOutput,
-    LinkReports, ReportOptions, Severity,
+    LinkReports, OutputSink, ReportOptions, Severity,
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
-pub use link::link;
+pub use link::{link, link_to};

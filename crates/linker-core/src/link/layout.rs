@@ -22,7 +22,7 @@ use super::{InputFile, OutSecId};
 use crate::arch::SmArch;
 use crate::cubin::{EHDR_SIZE, PHDR_SIZE, SHDR_SIZE};
 use crate::elf::*;
-use std::collections::HashMap;
+use crate::fxhash::HashMap;
 
 /// One program header to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub(crate) fn compute(plan: &Plan, arch: SmArch, _files: &[InputFile<'_>]) -> La
     let _span = tracing::info_span!("layout").entered();
     // .shstrtab: every name once.
     let mut shstrtab = vec![0u8];
-    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut seen: HashMap<&str, u32> = HashMap::default();
     let mut name_offsets = vec![0u32; plan.sections.len()];
     for &id in &plan.order {
         let name = plan.sec(id).name.as_str();

@@ -16,13 +16,13 @@ use crate::config::{InputSource, LinkFailure, LinkOptions};
 use crate::cubin::Cubin;
 use crate::elf::{ET_REL, STB_GLOBAL, STB_WEAK, STT_SECTION};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fxhash::HashSet;
 use crate::input::archive::{Archive, MemberData};
 use crate::input::fatbin::Fatbin;
 use crate::input::host::HostObject;
 use crate::input::{detect, ptx, InputKind};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -154,7 +154,7 @@ pub(crate) fn loaded_modules(
         .any(|(img, k)| *k && matches!(img.group, Group::DevRt { .. }));
     let mut ids = Vec::new();
     let mut patterns: Vec<String> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::default();
     let mut all_host = true;
     let mut own_patterns = false;
     for m in modules {
@@ -335,7 +335,7 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
 /// `libx.a libx.a`) is loaded once, where it first appears; objects named
 /// twice stay (and clash).
 fn dedupe_archives(blobs: Vec<NamedBlob>, diags: &mut Diags) -> Vec<NamedBlob> {
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut seen: HashSet<PathBuf> = HashSet::default();
     let mut out = Vec::with_capacity(blobs.len());
     for nb in blobs {
         let is_archive = matches!(detect(nb.bytes()), InputKind::Archive);
@@ -753,7 +753,7 @@ pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group]) -> Vec<bool> {
     let mut sel = Selection {
         syms: &syms,
         keep: groups.iter().map(|g| *g == Group::Always).collect(),
-        defined: HashSet::new(),
+        defined: HashSet::default(),
         wanted: Vec::new(),
     };
     for i in 0..files.len() {

@@ -37,7 +37,7 @@ mod symbols;
 mod symtab;
 mod write;
 
-use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, Severity};
+use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity};
 use crate::error::{Error, ErrorKind};
 use std::time::Instant;
 
@@ -118,11 +118,32 @@ fn diags_fail(diags: &mut Diags, error: Error) -> LinkFailure {
 /// Returns the cubin bytes and the warnings of the link, or every error found.
 /// Nothing is written to disk; the CLI does that atomically. Both results carry
 /// the register-link ids of the loaded modules once they are known
-/// ([`LinkOutput::registered_modules`], [`LinkFailure::registered_modules`]).
+/// ([`crate::LinkReports::registered_modules`], [`LinkFailure::registered_modules`]).
 pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
+    let mut cubin = Vec::new();
+    let (diagnostics, reports) = link_to(opts, &mut cubin)?;
+    Ok(LinkOutput {
+        cubin,
+        diagnostics,
+        reports,
+    })
+}
+
+/// Links like [`link`], but writes the cubin into `sink` (for example a
+/// memory-mapped output file) instead of returning a `Vec`, which saves a copy
+/// of the whole output. Returns the diagnostics and the reports (see
+/// [`LinkOutput`]) of a successful link.
+///
+/// `sink` is only used once every check has passed, but the write itself can
+/// still fail (a relocation value that does not fit its field): on `Err` the
+/// sink may hold a partial cubin, which the caller discards.
+pub fn link_to(
+    opts: &LinkOptions,
+    sink: &mut dyn OutputSink,
+) -> Result<(Vec<Diagnostic>, crate::config::LinkReports), LinkFailure> {
     let _span = tracing::info_span!("link").entered();
     let mut registered = None;
-    link_inner(opts, &mut registered).map_err(|mut f| {
+    link_inner(opts, sink, &mut registered).map_err(|mut f| {
         f.registered_modules = registered;
         f
     })
@@ -130,8 +151,9 @@ pub fn link(opts: &LinkOptions) -> Result<LinkOutput, LinkFailure> {
 
 fn link_inner(
     opts: &LinkOptions,
+    sink: &mut dyn OutputSink,
     registered: &mut Option<Vec<String>>,
-) -> Result<LinkOutput, LinkFailure> {
+) -> Result<(Vec<Diagnostic>, crate::config::LinkReports), LinkFailure> {
     let mut diags = Diags {
         no_warnings: opts.no_warnings,
         werror: opts.warnings_as_errors,
@@ -231,7 +253,7 @@ fn link_inner(
     merc.create_info_sections(&files, &live, &mut plan);
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
-    let syms = symtab::build(&files, &db, &live, &mut plan);
+    let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan);
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
@@ -252,12 +274,33 @@ fn link_inner(
         rmode::strip_program_headers(&mut layout, plan.sections.len());
     }
     lap("layout", &mut timings);
-    // Phase 9: write everything in parallel into one buffer.
-    let mut cubin = write::write(&files, &plan, &layout).map_err(LinkFailure::from)?;
-    write::fix_text_info(&mut cubin, &plan, &layout, &syms.func_index);
-    if opts.relocatable {
-        rmode::set_rel_type(&mut cubin);
-    }
+    // Reports that read the liveness, before it is freed.
+    let r = &opts.reports;
+    let callgraph = r
+        .callgraph
+        .then(|| report::callgraph_text(&files, &live, arch));
+    let callgraph_dot = r
+        .callgraph_dot
+        .then(|| report::callgraph_dot(&files, &live));
+    let why_live = (!r.why_live.is_empty()).then(|| report::why_live(&files, &live, &r.why_live));
+    // Phase 9: write everything in parallel into the sink. Only the inputs, the
+    // plan, the layout and the functions' symbol indices are needed now: the
+    // symbol database, liveness and symbol table are freed first, so they do
+    // not add to the peak resident memory while the output pages are written.
+    let func_index = std::mem::take(&mut syms.func_index);
+    drop((syms, meta, live));
+    drop(db);
+    let map = if r.map {
+        // The map reads the finished image: write it in memory, then copy it.
+        let mut image: Vec<u8> = Vec::new();
+        write::write(&files, &plan, &layout, &func_index, &mut image).map_err(LinkFailure::from)?;
+        let map = report::map(&files, &plan, &image);
+        write::copy_to(&image, sink).map_err(LinkFailure::from)?;
+        Some(map)
+    } else {
+        write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
+        None
+    };
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();
@@ -268,27 +311,18 @@ fn link_inner(
             "{} inputs, {} output sections, {} bytes written in {total:.3} ms",
             files.len(),
             plan.sections.len(),
-            cubin.len()
+            layout.file_size
         ));
     }
-    let r = &opts.reports;
     let reports = crate::config::LinkReports {
-        callgraph: r
-            .callgraph
-            .then(|| report::callgraph_text(&files, &live, arch)),
-        callgraph_dot: r
-            .callgraph_dot
-            .then(|| report::callgraph_dot(&files, &live)),
-        map: r.map.then(|| report::map(&files, &plan, &cubin)),
-        why_live: (!r.why_live.is_empty()).then(|| report::why_live(&files, &live, &r.why_live)),
+        callgraph,
+        callgraph_dot,
+        map,
+        why_live,
         phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-    };
-    Ok(LinkOutput {
-        cubin,
-        diagnostics: diags.list,
         registered_modules: register_ids,
-        reports,
-    })
+    };
+    Ok((diags.list, reports))
 }
 
 pub(crate) use load::InputFile;

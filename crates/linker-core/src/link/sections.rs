@@ -21,7 +21,7 @@ use super::{FileId, InputFile, OutSecId};
 use crate::arch::SmArch;
 use crate::cubin::Section;
 use crate::elf::*;
-use std::collections::HashMap;
+use crate::fxhash::HashMap;
 
 /// A resolved relocation to apply while copying an input section.
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +172,7 @@ pub(crate) struct Plan {
     /// Where each merged `.common` variable was allocated.
     pub common: HashMap<super::GlobalId, Placement>,
     /// (parameter bank, handle) pairs that already have their driver relocation.
-    pub tex_used: std::collections::HashSet<(OutSecId, String)>,
+    pub tex_used: crate::fxhash::HashSet<(OutSecId, String)>,
     /// Final order (filled by `finalize_order`): position → section.
     pub order: Vec<OutSecId>,
     /// Final section index of each section (by `OutSecId`).
@@ -346,11 +346,11 @@ pub(crate) fn plan(
         kept: Vec::new(),
         tex_slots: Vec::new(),
         tex_base: None,
-        common: HashMap::new(),
+        common: HashMap::default(),
         tex_used: Default::default(),
         order: Vec::new(),
         index_of: Vec::new(),
-        merged: HashMap::new(),
+        merged: HashMap::default(),
         arch,
         relocatable,
         resolved: None,
@@ -368,7 +368,8 @@ pub(crate) fn plan(
     plan.add(s);
 
     // Text sections of each file first so that owned sections can link to them.
-    let mut text_out: Vec<HashMap<u32, OutSecId>> = files.iter().map(|_| HashMap::new()).collect();
+    let mut text_out: Vec<HashMap<u32, OutSecId>> =
+        files.iter().map(|_| HashMap::default()).collect();
     let mut any_dynamic_shared = false;
     // Parameter banks of kernels whose (weak) definition lost to another input's.
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();

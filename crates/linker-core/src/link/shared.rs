@@ -25,7 +25,8 @@ use super::symbols::{SymRef, SymbolDb};
 use super::InputFile;
 use crate::arch::SmArch;
 use crate::elf::*;
-use std::collections::{BTreeSet, HashMap};
+use crate::fxhash::HashMap;
+use std::collections::BTreeSet;
 
 /// Bytes nvlink (and ptxas) add to every kernel's shared window on sm_90+.
 pub(crate) const SM90_SHARED_RESERVE: u64 = 0x400;
@@ -128,7 +129,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
         }
     }
     // What each live function's own code uses: module-scope variables, dynamic.
-    let mut uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::new();
+    let mut uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
@@ -176,8 +177,8 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
     }
     let mut user_fns: Vec<u32> = uses.keys().copied().collect();
     user_fns.sort_unstable();
-    let mut reaching: HashMap<u32, Vec<u32>> = HashMap::new(); // user fn → kernels
-    let mut kernel_uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::new();
+    let mut reaching: HashMap<u32, Vec<u32>> = HashMap::default(); // user fn → kernels
+    let mut kernel_uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::default();
     for &u in &user_fns {
         let mut seen = vec![false; n];
         let mut stack = vec![u];

@@ -52,7 +52,7 @@ pub(crate) struct Common {
 /// The symbol database.
 pub(crate) struct SymbolDb<'d> {
     /// Globals by name, in first-mention order (deterministic).
-    pub globals: IndexMap<&'d str, GlobalSym>,
+    pub globals: IndexMap<&'d str, GlobalSym, crate::fxhash::FxBuild>,
     /// For each file, for each input symbol: its global id (non-local symbols only).
     pub global_of: Vec<Vec<Option<GlobalId>>>,
 }
@@ -129,7 +129,7 @@ pub(crate) fn resolve<'d>(
     diags: &mut Diags,
 ) -> Result<SymbolDb<'d>, LinkFailure> {
     let _span = tracing::info_span!("symbols").entered();
-    let mut globals: IndexMap<&'d str, GlobalSym> = IndexMap::new();
+    let mut globals: IndexMap<&'d str, GlobalSym, crate::fxhash::FxBuild> = IndexMap::default();
     let mut global_of = Vec::with_capacity(files.len());
     for f in files {
         let mut map = vec![None; f.cubin.symbols.len()];

@@ -16,12 +16,14 @@ use super::sections::{Body, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
 use super::{GlobalId, InputFile, OutSecId};
 use crate::elf::*;
-use std::collections::{HashMap, HashSet};
+use crate::fxhash::{HashMap, HashSet};
+use std::borrow::Cow;
 
 /// One output symbol before serialization.
 #[derive(Debug, Clone)]
-struct OutSym {
-    name: String,
+struct OutSym<'a> {
+    /// Borrowed from the inputs for locals and globals (no allocation per symbol).
+    name: Cow<'a, str>,
     info: u8,
     other: u8,
     section: Option<OutSecId>,
@@ -31,20 +33,21 @@ struct OutSym {
 }
 
 /// The output symbol table and the input → output index maps.
-pub(crate) struct SymTable {
+pub(crate) struct SymTable<'a> {
     local_map: Vec<HashMap<u32, u32>>,
-    global_of: Vec<Vec<Option<GlobalId>>>,
+    /// The symbol database's map (borrowed, not cloned).
+    global_of: &'a [Vec<Option<GlobalId>>],
     global_map: Vec<u32>,
     section_syms: Vec<u32>,
     /// Output index of each live function's symbol (by live function index).
     pub func_index: Vec<u32>,
     /// Output symbol names by index (for diagnostics and the call graph).
-    pub names: Vec<String>,
+    pub names: Vec<Cow<'a, str>>,
     /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
     sig_map: HashMap<(u32, u32), u32>,
 }
 
-impl SymTable {
+impl SymTable<'_> {
     /// Output index of an input symbol (0 when it was dropped).
     pub(crate) fn output_index(&self, r: SymRef) -> u32 {
         match self.global_of[r.file.0 as usize][r.index as usize] {
@@ -80,12 +83,12 @@ fn out_other(ty: u8, other: u8) -> u8 {
 }
 
 /// Builds `.symtab` and `.strtab` (after fixing the section order).
-pub(crate) fn build(
-    files: &[InputFile<'_>],
-    db: &SymbolDb<'_>,
+pub(crate) fn build<'a>(
+    files: &'a [InputFile<'_>],
+    db: &'a SymbolDb<'_>,
     live: &Live,
     plan: &mut Plan,
-) -> SymTable {
+) -> SymTable<'a> {
     let _span = tracing::info_span!("symtab").entered();
     // `-r` (rmode.rs): CUDA types, memory-space bits, shared-memory and
     // undefined symbols all stay as the inputs have them.
@@ -109,8 +112,8 @@ pub(crate) fn build(
         plan.add(o);
     }
     plan.finalize_order();
-    let mut syms: Vec<OutSym> = vec![OutSym {
-        name: String::new(),
+    let mut syms: Vec<OutSym<'a>> = vec![OutSym {
+        name: Cow::Borrowed(""),
         info: 0,
         other: 0,
         section: None,
@@ -124,7 +127,7 @@ pub(crate) fn build(
         if s.section_symbol {
             section_syms[id.0 as usize] = syms.len() as u32;
             syms.push(OutSym {
-                name: s.name.clone(),
+                name: Cow::Owned(s.name.clone()),
                 info: STT_SECTION,
                 other: 0,
                 section: Some(id),
@@ -138,7 +141,7 @@ pub(crate) fn build(
     let mut local_map: Vec<HashMap<u32, u32>> = Vec::with_capacity(files.len());
     for f in files {
         let fid = f.id.0 as usize;
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         for sym in &f.cubin.symbols {
             if sym.index == 0
                 || sym.bind() != STB_LOCAL
@@ -184,7 +187,7 @@ pub(crate) fn build(
             };
             map.insert(sym.index, syms.len() as u32);
             syms.push(OutSym {
-                name: sym.name.to_string(),
+                name: Cow::Borrowed(sym.name),
                 info: (STB_LOCAL << 4) | ty_of(sym.ty()),
                 other,
                 section: Some(p.out),
@@ -197,7 +200,7 @@ pub(crate) fn build(
     }
     let first_global = syms.len() as u32;
     // Undefined names that kept relocations still reference.
-    let mut referenced_undef: HashSet<GlobalId> = HashSet::new();
+    let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
     for k in &plan.kept {
         if let SymTarget::Input(r) = k.sym {
             if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
@@ -241,7 +244,7 @@ pub(crate) fn build(
                 };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
-                    name: name.to_string(),
+                    name: Cow::Borrowed(*name),
                     info: (bind << 4) | ty_of(sym.ty()),
                     other: other_of(sym.ty(), sym.other),
                     section,
@@ -278,7 +281,7 @@ pub(crate) fn build(
                 };
                 global_map[gi] = syms.len() as u32;
                 syms.push(OutSym {
-                    name: name.to_string(),
+                    name: Cow::Borrowed(*name),
                     info: (bind << 4) | ty,
                     other: if rel { sym.other } else { 0 },
                     section: None,
@@ -291,12 +294,12 @@ pub(crate) fn build(
     }
     let mut table = SymTable {
         local_map,
-        global_of: db.global_of.clone(),
+        global_of: &db.global_of,
         global_map,
         section_syms,
         func_index: Vec::new(),
-        names: syms.iter().map(|s| s.name.clone()).collect(),
-        sig_map: HashMap::new(),
+        names: Vec::new(),
+        sig_map: HashMap::default(),
     };
     table.func_index = live
         .funcs
@@ -310,14 +313,14 @@ pub(crate) fn build(
         .collect();
     // Serialize .strtab and .symtab.
     let mut strtab: Vec<u8> = vec![0];
-    let mut offsets: HashMap<&str, u32> = HashMap::new();
+    let mut offsets: HashMap<&str, u32> = HashMap::default();
     let mut symtab = Vec::with_capacity(syms.len() * 24);
     let mut shndx_table: Vec<u8> = Vec::new();
     for s in &syms {
         let name_off = if s.name.is_empty() {
             0
         } else {
-            *offsets.entry(s.name.as_str()).or_insert_with(|| {
+            *offsets.entry(s.name.as_ref()).or_insert_with(|| {
                 let o = strtab.len() as u32;
                 strtab.extend_from_slice(s.name.as_bytes());
                 strtab.push(0);
@@ -400,5 +403,6 @@ pub(crate) fn build(
         s.link = super::sections::LinkTo::Section(strtab_id);
         s.info = super::sections::InfoTo::Raw(first_global);
     }
+    table.names = syms.into_iter().map(|s| s.name).collect();
     table
 }

@@ -1,10 +1,13 @@
 //! Phase 9: write the cubin.
 //!
-//! Sizes and offsets are final, so the output is one zeroed buffer carved into
-//! disjoint `&mut [u8]` slices, one per section; rayon fills them in parallel
-//! (copying input bytes and applying the recorded patches through the one
-//! relocation applier). No locks, no reallocation; the result does not depend
-//! on the number of threads.
+//! Sizes and offsets are final, so the output is written straight into the
+//! caller's [`crate::OutputSink`] (a `Vec` for [`crate::link`], the memory-mapped
+//! output file for the CLI), in file order, one window of about 8 MB at a time:
+//! each window is carved into disjoint `&mut [u8]` slices, one per section, and
+//! rayon fills them in parallel (copying input bytes and applying the recorded
+//! patches through the one relocation applier). No locks, no reallocation, no
+//! intermediate copy of the output; the result does not depend on the number of
+//! threads.
 
 use super::layout::Layout;
 use super::sections::{Body, InfoTo, LinkTo, Plan, Role};
@@ -58,20 +61,135 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
     (h.osabi(), h.abi_version(), flags)
 }
 
-/// Serializes the plan into the final cubin bytes.
-pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Result<Vec<u8>> {
+/// Bytes of output a window covers before it is released to the sink (see
+/// [`crate::OutputSink::release`]): bounds the resident output pages when the
+/// sink is a memory-mapped file, and is large enough that every window still
+/// has many sections to fill in parallel.
+const WINDOW: u64 = 8 << 20;
+
+/// One contiguous thing to write at a file offset.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Item {
+    /// The ELF header.
+    Ehdr,
+    /// A section's contents.
+    Section(OutSecId),
+    /// The section header table.
+    Shdrs,
+    /// The program header table.
+    Phdrs,
+}
+
+/// Serializes the plan into `sink`, window by window in file order.
+///
+/// Every byte of the output is written (gaps and padding with zeros), so the
+/// sink's buffer may hold anything beforehand. Inside a window the sections are
+/// filled in parallel into disjoint slices; the bytes never depend on the
+/// number of threads.
+pub(crate) fn write(
+    files: &[InputFile<'_>],
+    plan: &Plan,
+    layout: &Layout,
+    func_index: &[u32],
+    sink: &mut dyn crate::config::OutputSink,
+) -> Result<()> {
     let _span = tracing::info_span!("write", bytes = layout.file_size).entered();
     let size = usize::try_from(layout.file_size)
         .map_err(|_| Error::new(crate::ErrorKind::Overflow, "output too large"))?;
-    let mut out: Vec<u8> = Vec::new();
-    out.try_reserve_exact(size).map_err(|_| {
-        Error::new(
-            crate::ErrorKind::Overflow,
-            format!("cannot allocate the {size}-byte output"),
-        )
+    sink.begin(size).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::OutOfMemory {
+            Error::new(
+                crate::ErrorKind::Overflow,
+                format!("cannot allocate the {size}-byte output"),
+            )
+        } else {
+            Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot create the output: {e}"),
+            )
+        }
     })?;
-    out.resize(size, 0);
-    // ELF header.
+    let len_of = |id: OutSecId| -> u64 {
+        let s = plan.sec(id);
+        if s.role == Role::ShStrTab {
+            layout.shstrtab.len() as u64
+        } else {
+            s.size
+        }
+    };
+    // Everything to write, by file offset.
+    let mut items: Vec<(u64, u64, Item)> = Vec::with_capacity(plan.order.len() + 3);
+    items.push((0, EHDR_SIZE as u64, Item::Ehdr));
+    for &id in &plan.order {
+        let s = plan.sec(id);
+        let len = len_of(id);
+        if !matches!(s.body, Body::NoBits | Body::Alias(_)) && s.role != Role::Null && len > 0 {
+            items.push((layout.offsets[id.0 as usize], len, Item::Section(id)));
+        }
+    }
+    let shdrs_len = (plan.sections.len() * SHDR_SIZE) as u64;
+    items.push((layout.shoff, shdrs_len, Item::Shdrs));
+    items.push((
+        layout.phoff,
+        (layout.phdrs.len() * PHDR_SIZE) as u64,
+        Item::Phdrs,
+    ));
+    items.sort_unstable();
+    let file_size = layout.file_size;
+    let mut i = 0;
+    let mut window_start = 0u64;
+    while window_start < file_size {
+        // Items [i, j) start in this window; it ends where the last one ends.
+        let mut j = i;
+        let mut window_end = window_start;
+        while j < items.len() && (j == i || items[j].0 < window_start + WINDOW) {
+            window_end = window_end.max(items[j].0 + items[j].1);
+            j += 1;
+        }
+        if j == items.len() {
+            window_end = file_size;
+        }
+        let buf = sink.window(window_start as usize..window_end as usize);
+        let mut rest: &mut [u8] = buf;
+        let mut pos = window_start;
+        let mut jobs: Vec<(&mut [u8], Item)> = Vec::with_capacity(j - i);
+        for &(off, len, item) in &items[i..j] {
+            let tail = std::mem::take(&mut rest);
+            let (gap, tail) = tail.split_at_mut((off - pos) as usize);
+            gap.fill(0);
+            let (mine, tail) = tail.split_at_mut(len as usize);
+            jobs.push((mine, item));
+            rest = tail;
+            pos = off + len;
+        }
+        rest.fill(0);
+        jobs.into_par_iter()
+            .try_for_each(|(dst, item)| -> Result<()> {
+                match item {
+                    Item::Ehdr => {
+                        write_ehdr(dst, files, plan, layout);
+                        Ok(())
+                    }
+                    Item::Shdrs => {
+                        write_shdrs(dst, plan, layout, func_index);
+                        Ok(())
+                    }
+                    Item::Phdrs => {
+                        write_phdrs(dst, layout);
+                        Ok(())
+                    }
+                    Item::Section(id) => write_section(dst, id, files, plan, layout),
+                }
+            })?;
+        sink.release(window_start as usize..window_end as usize);
+        i = j;
+        window_start = window_end;
+    }
+    Ok(())
+}
+
+/// The ELF header (`dst` is `EHDR_SIZE` bytes).
+fn write_ehdr(out: &mut [u8], files: &[InputFile<'_>], plan: &Plan, layout: &Layout) {
     let (osabi, abiver, mut flags) = output_flags(files, plan);
     if plan.sections.len() as u64 >= u64::from(SHN_LORESERVE) && abiver >= 8 {
         // nvlink sets bit 24 of e_flags when the section count needs
@@ -84,38 +202,46 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
     out[6] = 1;
     out[7] = osabi;
     out[8] = abiver;
-    put16(&mut out, 16, ET_EXEC);
-    put16(&mut out, 18, EM_CUDA);
-    put32(&mut out, 20, 1);
-    put64(&mut out, 24, 0);
-    put64(&mut out, 32, layout.phoff);
-    put64(&mut out, 40, layout.shoff);
-    put32(&mut out, 48, flags);
-    put16(&mut out, 52, EHDR_SIZE as u16);
-    put16(&mut out, 54, PHDR_SIZE as u16);
-    put16(&mut out, 56, layout.phdrs.len() as u16);
-    put16(&mut out, 58, SHDR_SIZE as u16);
+    put16(out, 16, ET_EXEC);
+    if plan.relocatable {
+        super::rmode::set_rel_type(out);
+    }
+    put16(out, 18, EM_CUDA);
+    put32(out, 20, 1);
+    put64(out, 24, 0);
+    put64(out, 32, layout.phoff);
+    put64(out, 40, layout.shoff);
+    put32(out, 48, flags);
+    put16(out, 52, EHDR_SIZE as u16);
+    put16(out, 54, PHDR_SIZE as u16);
+    put16(out, 56, layout.phdrs.len() as u16);
+    put16(out, 58, SHDR_SIZE as u16);
     // Extended numbering past SHN_LORESERVE sections: e_shnum 0, the count in
-    // section 0's sh_size.
+    // section 0's sh_size (written with the section headers).
     let count = plan.sections.len() as u64;
     let extended = count >= u64::from(SHN_LORESERVE);
-    put16(&mut out, 60, if extended { 0 } else { count as u16 });
-    if extended {
-        put64(&mut out, layout.shoff as usize + 32, count);
-    }
+    put16(out, 60, if extended { 0 } else { count as u16 });
     let shstrndx = plan
         .find_role(Role::ShStrTab)
         .map(|id| plan.index(id))
         .unwrap_or(0);
-    put16(&mut out, 62, shstrndx as u16);
-    // Section headers.
+    put16(out, 62, shstrndx as u16);
+}
+
+/// The section header table (`out` starts at `e_shoff`). Text sections'
+/// `sh_info` is the output symbol index of their function (`func_index`).
+fn write_shdrs(out: &mut [u8], plan: &Plan, layout: &Layout, func_index: &[u32]) {
+    let count = plan.sections.len() as u64;
+    if count >= u64::from(SHN_LORESERVE) {
+        put64(out, 32, count);
+    }
     let symtab_index = plan
         .find_role(Role::SymTab)
         .map(|id| plan.index(id))
         .unwrap_or(0);
     for (pos, &id) in plan.order.iter().enumerate() {
         let s = plan.sec(id);
-        let o = layout.shoff as usize + pos * SHDR_SIZE;
+        let o = pos * SHDR_SIZE;
         if s.role == Role::Null {
             continue;
         }
@@ -132,112 +258,105 @@ pub(crate) fn write(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Re
         let info = match s.info {
             InfoTo::Raw(v) => v,
             InfoTo::Section(t) => plan.index(t),
-            InfoTo::FuncSym { .. } => 0, // filled below by the caller-provided map
-        };
-        put32(&mut out, o, layout.name_offsets[id.0 as usize]);
-        put32(&mut out, o + 4, s.sh_type);
-        put64(&mut out, o + 8, s.flags);
-        put64(&mut out, o + 16, 0);
-        put64(&mut out, o + 24, layout.offsets[id.0 as usize]);
-        put64(&mut out, o + 32, size);
-        put32(&mut out, o + 40, link);
-        put32(&mut out, o + 44, info);
-        put64(&mut out, o + 48, s.align);
-        put64(&mut out, o + 56, s.entsize);
-    }
-    // Program headers.
-    for (i, p) in layout.phdrs.iter().enumerate() {
-        let o = layout.phoff as usize + i * PHDR_SIZE;
-        put32(&mut out, o, p.p_type);
-        put32(&mut out, o + 4, p.flags);
-        put64(&mut out, o + 8, p.offset);
-        put64(&mut out, o + 16, 0);
-        put64(&mut out, o + 24, 0);
-        put64(&mut out, o + 32, p.filesz);
-        put64(&mut out, o + 40, p.memsz);
-        put64(&mut out, o + 48, 8);
-    }
-    // Section contents: carve disjoint slices, fill them in parallel.
-    let mut spans: Vec<(u64, u64, OutSecId)> = plan
-        .order
-        .iter()
-        .filter_map(|&id| {
-            let s = plan.sec(id);
-            let len = if s.role == Role::ShStrTab {
-                layout.shstrtab.len() as u64
-            } else {
-                s.size
-            };
-            (!matches!(s.body, Body::NoBits | Body::Alias(_)) && s.role != Role::Null && len > 0)
-                .then_some((layout.offsets[id.0 as usize], len, id))
-        })
-        .collect();
-    spans.sort_unstable();
-    let end_of_sections = layout.shoff as usize;
-    let (mut rest, _) = out.split_at_mut(end_of_sections);
-    let mut pos = 0u64;
-    let mut jobs: Vec<(&mut [u8], OutSecId)> = Vec::with_capacity(spans.len());
-    for (off, len, id) in spans {
-        let skip = (off - pos) as usize;
-        let tail = std::mem::take(&mut rest);
-        let (_, tail) = tail.split_at_mut(skip);
-        let (mine, tail) = tail.split_at_mut(len as usize);
-        jobs.push((mine, id));
-        rest = tail;
-        pos = off + len;
-    }
-    jobs.into_par_iter()
-        .try_for_each(|(dst, id)| -> Result<()> {
-            let s = plan.sec(id);
-            match &s.body {
-                Body::Bytes(b) if s.role == Role::ShStrTab || b.is_empty() => {
-                    if s.role == Role::ShStrTab {
-                        dst.copy_from_slice(&layout.shstrtab);
-                    }
-                    Ok(())
-                }
-                Body::Bytes(b) => {
-                    dst.copy_from_slice(b);
-                    Ok(())
-                }
-                Body::Pieces(pieces) => {
-                    for p in pieces {
-                        let f = &files[p.file.0 as usize];
-                        let src = f.cubin.sections[p.section as usize].data;
-                        let at = p.offset as usize;
-                        let piece = &mut dst[at..at + src.len()];
-                        piece.copy_from_slice(src);
-                        for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
-                            reloc::apply::apply_resolved(
-                                patch.rtype,
-                                &mut piece[patch.offset as usize..],
-                                patch.value,
-                                patch.bank,
-                            )
-                            .map_err(|e| {
-                                e.in_file(f.name)
-                                    .in_section(f.cubin.sections[p.section as usize].name)
-                                    .at(patch.offset)
-                            })?;
-                        }
-                    }
-                    Ok(())
-                }
-                Body::NoBits | Body::Alias(_) => Ok(()),
+            InfoTo::FuncSym { func, high } => {
+                let sym = func_index.get(func as usize).copied().unwrap_or(0);
+                high | (sym & 0x00ff_ffff)
             }
-        })?;
-    Ok(out)
+        };
+        put32(out, o, layout.name_offsets[id.0 as usize]);
+        put32(out, o + 4, s.sh_type);
+        put64(out, o + 8, s.flags);
+        put64(out, o + 16, 0);
+        put64(out, o + 24, layout.offsets[id.0 as usize]);
+        put64(out, o + 32, size);
+        put32(out, o + 40, link);
+        put32(out, o + 44, info);
+        put64(out, o + 48, s.align);
+        put64(out, o + 56, s.entsize);
+    }
 }
 
-/// Writes the `sh_info` of text sections (symbol indices are known only after
-/// the symbol table); done after [`write`] to keep the parallel part simple.
-pub(crate) fn fix_text_info(out: &mut [u8], plan: &Plan, layout: &Layout, func_index: &[u32]) {
-    for (pos, &id) in plan.order.iter().enumerate() {
-        let s = plan.sec(id);
-        if let InfoTo::FuncSym { func, high } = s.info {
-            let o = layout.shoff as usize + pos * SHDR_SIZE;
-            let sym = func_index.get(func as usize).copied().unwrap_or(0);
-            put32(out, o + 44, high | (sym & 0x00ff_ffff));
-        }
+/// The program header table (`out` starts at `e_phoff`).
+fn write_phdrs(out: &mut [u8], layout: &Layout) {
+    for (i, p) in layout.phdrs.iter().enumerate() {
+        let o = i * PHDR_SIZE;
+        put32(out, o, p.p_type);
+        put32(out, o + 4, p.flags);
+        put64(out, o + 8, p.offset);
+        put64(out, o + 16, 0);
+        put64(out, o + 24, 0);
+        put64(out, o + 32, p.filesz);
+        put64(out, o + 40, p.memsz);
+        put64(out, o + 48, 8);
     }
+}
+
+/// One section's contents (`dst` is exactly its file bytes); gaps are zeroed.
+fn write_section(
+    dst: &mut [u8],
+    id: OutSecId,
+    files: &[InputFile<'_>],
+    plan: &Plan,
+    layout: &Layout,
+) -> Result<()> {
+    let s = plan.sec(id);
+    match &s.body {
+        Body::Bytes(_) if s.role == Role::ShStrTab => {
+            dst.copy_from_slice(&layout.shstrtab);
+            Ok(())
+        }
+        Body::Bytes(b) if b.is_empty() => {
+            dst.fill(0);
+            Ok(())
+        }
+        Body::Bytes(b) => {
+            dst.copy_from_slice(b);
+            Ok(())
+        }
+        Body::Pieces(pieces) => {
+            let mut end = 0usize;
+            for p in pieces {
+                let f = &files[p.file.0 as usize];
+                let src = f.cubin.sections[p.section as usize].data;
+                let at = p.offset as usize;
+                if at > end {
+                    dst[end..at].fill(0);
+                }
+                let piece = &mut dst[at..at + src.len()];
+                piece.copy_from_slice(src);
+                end = end.max(at + src.len());
+                for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
+                    reloc::apply::apply_resolved(
+                        patch.rtype,
+                        &mut piece[patch.offset as usize..],
+                        patch.value,
+                        patch.bank,
+                    )
+                    .map_err(|e| {
+                        e.in_file(f.name)
+                            .in_section(f.cubin.sections[p.section as usize].name)
+                            .at(patch.offset)
+                    })?;
+                }
+            }
+            if end < dst.len() {
+                dst[end..].fill(0);
+            }
+            Ok(())
+        }
+        Body::NoBits | Body::Alias(_) => Ok(()),
+    }
+}
+
+/// Copies a finished image into `sink` (one window).
+pub(crate) fn copy_to(image: &[u8], sink: &mut dyn crate::config::OutputSink) -> Result<()> {
+    sink.begin(image.len()).map_err(|e| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!("cannot create the output: {e}"),
+        )
+    })?;
+    sink.window(0..image.len()).copy_from_slice(image);
+    sink.release(0..image.len());
+    Ok(())
 }
