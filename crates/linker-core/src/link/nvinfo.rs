@@ -87,6 +87,32 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
     }
 }
 
+/// Whether the `.nv.prototype` entry of symbol `sym` of `f` is kept: nvlink
+/// keeps the prototypes of functions live code calls directly, except
+/// address-taken ones (their prototype travels with the call graph's
+/// address-taken list); `-r` and `--preserve-relocs` keep every one.
+fn keeps_prototype(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    plan: &Plan,
+    called: &HashSet<&str>,
+    f: &InputFile<'_>,
+    sym: u32,
+) -> bool {
+    let Some(s) = f.cubin.symbols.get(sym as usize) else {
+        return false;
+    };
+    let r = SymRef {
+        file: f.id,
+        index: sym,
+    };
+    let address_taken = live
+        .func_of_symbol(files, db, r)
+        .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+    plan.keeps_everything() || (called.contains(s.name) && !address_taken)
+}
+
 /// Names of functions (defined or not) that a live function calls directly,
 /// by call relocation or by the inputs' call-graph list of direct calls.
 fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
@@ -428,21 +454,16 @@ pub(crate) fn create_sections<'d>(
     // prototypes of functions something live calls directly.
     let called = called_names(files, db, live);
     let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
-        let Some(s) = f.cubin.symbols.get(sym as usize) else {
-            return false;
-        };
-        let r = SymRef {
-            file: f.id,
-            index: sym,
-        };
-        // Not for functions whose address is taken: their prototype travels
-        // with the call graph's address-taken list instead.
-        let address_taken = live
-            .func_of_symbol(files, db, r)
-            .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-        // `-r` and `--preserve-relocs` keep every prototype (as nvlink).
-        (plan.keeps_everything() || (called.contains(s.name) && !address_taken))
-            && func_survives(files, db, plan, r)
+        keeps_prototype(files, db, live, plan, &called, f, sym)
+            && func_survives(
+                files,
+                db,
+                plan,
+                SymRef {
+                    file: f.id,
+                    index: sym,
+                },
+            )
     };
     let mut any_proto = false;
     for f in files {
@@ -938,17 +959,7 @@ pub(crate) fn build(
     if let Some(id) = meta.prototype {
         let called = &meta.called;
         let keep_proto = |f: &InputFile<'_>, sym: u32| -> bool {
-            let Some(s) = f.cubin.symbols.get(sym as usize) else {
-                return false;
-            };
-            let r = SymRef {
-                file: f.id,
-                index: sym,
-            };
-            let address_taken = live
-                .func_of_symbol(files, db, r)
-                .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-            plan.keeps_everything() || (called.contains(s.name) && !address_taken)
+            keeps_prototype(files, db, live, plan, called, f, sym)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
         let mut seen_proto: HashSet<PrototypeEntry> = HashSet::default();
