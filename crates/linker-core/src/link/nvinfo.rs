@@ -208,63 +208,43 @@ struct TreeFacts {
     why: Option<&'static str>,
 }
 
-/// Computes [`TreeFacts`] for every live function in one iterative post-order
-/// walk (linear in functions + call edges, no recursion: call chains through
-/// thousands of objects stay cheap). `own(f)` gives a function's frame size,
-/// register count and barrier count. A call back into a function still on the
-/// walk's path is recursion; a call through a register makes the stack unknowable.
-fn call_tree_facts(live: &Live, own: impl Fn(u32) -> (u64, u32, u8)) -> Vec<TreeFacts> {
-    const NEW: u8 = 0;
-    const OPEN: u8 = 1;
-    const DONE: u8 = 2;
+/// Computes [`TreeFacts`] for every live function from the call graph's
+/// post-order (`order`, from [`post_order`]: linear in functions + call edges,
+/// no recursion). `own(f)` gives a function's frame size, register count and
+/// barrier count. A callee not yet finished when its caller is (a back edge of
+/// the walk) is recursion; a call through a register makes the stack unknowable.
+fn call_tree_facts(
+    live: &Live,
+    order: &[u32],
+    own: impl Fn(u32) -> (u64, u32, u8),
+) -> Vec<TreeFacts> {
     let n = live.funcs.len();
     let mut facts = vec![TreeFacts::default(); n];
-    let mut state = vec![NEW; n];
-    let mut stack: Vec<(u32, usize)> = Vec::new();
-    for root in 0..n as u32 {
-        if state[root as usize] != NEW || !live.live[root as usize] {
-            continue;
-        }
-        state[root as usize] = OPEN;
-        stack.push((root, 0));
-        while let Some(top) = stack.last_mut() {
-            let (f, next) = *top;
-            let callees = &live.funcs[f as usize].callees;
-            if next < callees.len() {
-                top.1 += 1;
-                let c = callees[next];
-                if state[c as usize] == NEW {
-                    state[c as usize] = OPEN;
-                    stack.push((c, 0));
-                }
-                continue;
+    let mut done = vec![false; n];
+    for &f in order {
+        let (frame, regs, barriers) = own(f);
+        let mut t = TreeFacts {
+            depth: 0,
+            regs,
+            barriers,
+            why: live.funcs[f as usize]
+                .indirect_call
+                .then_some("calls through a function pointer"),
+        };
+        for &c in &live.funcs[f as usize].callees {
+            if done[c as usize] {
+                let ct = facts[c as usize];
+                t.depth = t.depth.max(ct.depth);
+                t.regs = t.regs.max(ct.regs);
+                t.barriers = t.barriers.max(ct.barriers);
+                t.why = t.why.or(ct.why);
+            } else {
+                t.why = Some(RECURSIVE);
             }
-            let (frame, regs, barriers) = own(f);
-            let mut t = TreeFacts {
-                depth: 0,
-                regs,
-                barriers,
-                why: live.funcs[f as usize]
-                    .indirect_call
-                    .then_some("calls through a function pointer"),
-            };
-            for &c in callees {
-                match state[c as usize] {
-                    DONE => {
-                        let ct = facts[c as usize];
-                        t.depth = t.depth.max(ct.depth);
-                        t.regs = t.regs.max(ct.regs);
-                        t.barriers = t.barriers.max(ct.barriers);
-                        t.why = t.why.or(ct.why);
-                    }
-                    _ => t.why = Some(RECURSIVE),
-                }
-            }
-            t.depth += frame;
-            facts[f as usize] = t;
-            state[f as usize] = DONE;
-            stack.pop();
         }
+        t.depth += frame;
+        facts[f as usize] = t;
+        done[f as usize] = true;
     }
     facts
 }
@@ -691,7 +671,8 @@ pub(crate) fn build(
     // libcudadevrt: __cudaCDP2LaunchDeviceV2 does not inherit the kernels
     // cnprtCnpv2TranslateError lists; a kernel calling it does).
     let mut externs: HashMap<u32, Vec<u32>> = HashMap::default();
-    for &fi in &post_order(live) {
+    let order = post_order(live);
+    for &fi in &order {
         let mut list: Vec<u32> = Vec::new();
         for c in &live.funcs[fi as usize].callees {
             if let Some(ce) = externs.get(c) {
@@ -720,7 +701,7 @@ pub(crate) fn build(
     let mut raised_regs: HashMap<u32, u32> = HashMap::default();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
-    let facts = call_tree_facts(live, |fi| {
+    let facts = call_tree_facts(live, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),
