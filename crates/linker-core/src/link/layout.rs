@@ -59,8 +59,10 @@ fn align_up(v: u64, a: u64) -> u64 {
 pub(crate) fn compute(plan: &Plan, arch: SmArch, _files: &[InputFile<'_>]) -> Layout {
     let _span = tracing::info_span!("layout").entered();
     // .shstrtab: every name once.
-    let mut shstrtab = vec![0u8];
+    let mut shstrtab = Vec::with_capacity(plan.sections.len() * 24);
+    shstrtab.push(0u8);
     let mut seen: HashMap<&str, u32> = HashMap::default();
+    seen.reserve(plan.sections.len());
     let mut name_offsets = vec![0u32; plan.sections.len()];
     for &id in &plan.order {
         let name = plan.sec(id).name.as_str();

@@ -48,6 +48,41 @@ pub(crate) struct KeptReloc {
     pub addend: i64,
 }
 
+/// The relocations kept for the driver, in classification order. Stored as
+/// chunks (one per input file, split where a texture slot's relocation comes
+/// in between) so that the files' lists, built in parallel, are moved in, not
+/// copied: one flat list doubled the phase's memory while it was assembled.
+#[derive(Debug, Default)]
+pub(crate) struct KeptList {
+    chunks: Vec<Vec<KeptReloc>>,
+}
+
+impl KeptList {
+    /// Appends one relocation.
+    pub(crate) fn push(&mut self, k: KeptReloc) {
+        match self.chunks.last_mut() {
+            Some(c) => c.push(k),
+            None => self.chunks.push(vec![k]),
+        }
+    }
+    /// Appends a run of relocations (moved, not copied).
+    pub(crate) fn append(&mut self, run: Vec<KeptReloc>) {
+        if !run.is_empty() {
+            self.chunks.push(run);
+        }
+    }
+    /// Every relocation, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &KeptReloc> {
+        self.chunks.iter().flatten()
+    }
+    /// Keeps the relocations `f` returns true for (it may change them).
+    pub(crate) fn retain_mut(&mut self, mut f: impl FnMut(&mut KeptReloc) -> bool) {
+        for c in &mut self.chunks {
+            c.retain_mut(&mut f);
+        }
+    }
+}
+
 /// Functions the CUDA driver provides; references to them stay undefined in
 /// the output (the list is a string table inside nvlink 13.0.88).
 pub const DRIVER_FUNCTIONS: &[&str] = &[
@@ -126,7 +161,39 @@ fn is_clear(rtype: u32) -> bool {
     )
 }
 
+/// What classifying one file's relocations leaves for the in-order merge:
+/// everything that touches link-wide state (texture slots, the kept list,
+/// `--preserve-relocs` records, diagnostics) in the order a sequential pass
+/// would have produced it.
+enum Item<'d> {
+    /// A texture/sampler/surface handle used by relocation `r` of the
+    /// relocation section `rs` (its slot is numbered link-wide, in order).
+    Texture {
+        rs: &'d crate::cubin::Section<'d>,
+        offset: u64,
+        rtype: u32,
+        sym: SymRef,
+        ty: u8,
+        name: &'d str,
+    },
+    /// A `--preserve-relocs` entry (see `preserve.rs`).
+    Preserve(OutSecId, u64, u32, SymTarget, i64),
+    /// A shared variable's window offset for `--preserve-relocs`.
+    PreserveShared(SymRef, u64),
+    Error(Box<Error>),
+    /// An undefined reference: reported once per name, at its first use.
+    Undefined(&'d str, Box<Error>),
+}
+
+/// One file's classification: runs of kept relocations, each followed by the
+/// item (if any) that came after it.
+type Segments<'d> = Vec<(Vec<KeptReloc>, Option<Item<'d>>)>;
+
 /// Classifies every relocation of every kept section.
+///
+/// Each file's relocations are classified in parallel (patches go straight
+/// into that file's patch lists); what depends on link-wide state is merged
+/// afterwards in file order, so the result equals a sequential pass.
 pub(crate) fn classify(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -135,228 +202,72 @@ pub(crate) fn classify(
     diags: &mut Diags,
 ) {
     let _span = tracing::info_span!("relocate").entered();
+    let mut patches = std::mem::take(&mut plan.patches);
+    let items: Vec<Segments<'_>> = {
+        let plan: &Plan = plan;
+        files
+            .par_iter()
+            .zip(patches.par_iter_mut())
+            .with_min_len(32)
+            .map(|(f, file_patches)| classify_file(files, db, live, plan, f, file_patches))
+            .collect()
+    };
+    plan.patches = patches;
     let mut undefined_seen: HashSet<&str> = HashSet::default();
-    for f in files {
+    for (f, segments) in files.iter().zip(items) {
         let fid = f.id.0 as usize;
-        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
-            let target = &f.cubin.sections[rs.info as usize];
-            let Some(tp) = plan.placement[fid][rs.info as usize] else {
-                continue; // target dropped (dead function) or rebuilt
-            };
-            let referencing_fn = f.owner[rs.info as usize]
-                .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
-            // Ascending offsets: texture slots are assigned in instruction order.
-            let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
-            relocs.sort_by_key(|r| r.offset);
-            for r in relocs {
-                let Some(desc) = describe(r.rtype) else {
-                    diags.error(
-                        Error::malformed(format!("unknown relocation type {}", r.rtype))
-                            .in_file(f.name)
-                            .in_section(rs.name)
-                            .at(r.offset),
-                    );
-                    continue;
-                };
-                let sym = &f.cubin.symbols[r.sym as usize];
-                let here = SymRef {
-                    file: f.id,
-                    index: r.sym,
-                };
-                let patch_bank = |plan: &mut Plan, value: u64, bank: Option<u64>| {
-                    plan.patches[fid][rs.info as usize].push(Patch {
-                        offset: r.offset,
-                        rtype: r.rtype,
-                        value,
-                        bank,
-                    });
-                };
-                let patch = |plan: &mut Plan, value: u64| patch_bank(plan, value, None);
-                let keep = |plan: &mut Plan, sym: SymTarget, addend: i64| {
-                    plan.kept.push(KeptReloc {
-                        target: tp.out,
-                        rela: r.is_rela,
-                        offset: tp.offset + r.offset,
-                        rtype: rewritten_type(r.rtype),
-                        sym,
-                        addend,
-                    });
-                };
-                if r.sym == 0 {
-                    // No symbol: a linker directive on the instruction itself.
-                    if desc.class == ResolverClass::Driver || desc.class == ResolverClass::Either {
-                        keep(plan, SymTarget::Input(here), r.addend);
-                    }
-                    continue;
-                }
-                if sym.is_undefined() && is_texture_kind(sym.ty()) {
-                    // A texture/sampler/surface handle: a 4-byte slot in the
-                    // kernel's parameter bank, filled by the driver.
-                    match texture_slot(f, plan, rs.info, sym.name) {
-                        Some((const0, slot, fresh)) => {
-                            patch(plan, slot);
-                            if fresh {
-                                plan.kept.push(KeptReloc {
-                                    target: const0,
-                                    // Blackwell images carry them as RELA.
-                                    rela: plan.arch.is_blackwell_or_later(),
-                                    offset: slot,
-                                    rtype: header_index_type(sym.ty()),
-                                    sym: SymTarget::Input(here),
-                                    addend: 0,
-                                });
-                            }
-                        }
-                        None => diags.error(
-                            Error::new(
-                                ErrorKind::Unsupported,
-                                format!(
-                                    "texture/surface '{}' used outside a kernel with a parameter bank",
-                                    sym.name
-                                ),
-                            )
-                            .in_file(f.name)
-                            .in_section(rs.name)
-                            .at(r.offset),
-                        ),
-                    }
-                    continue;
-                }
-                if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
-                    continue; // resolves to 0; the field already holds 0
-                }
-                if let Some(sr) = super::shared::classify(files, db, here) {
-                    // Shared memory: an offset in the window of the kernel(s)
-                    // running this code (see `shared.rs`).
-                    let func = live.func_of_text[fid]
-                        .get(rs.info as usize)
-                        .copied()
-                        .flatten();
-                    let value = func.and_then(|fi| match sr {
-                        super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
-                        super::shared::SharedRef::Var(def) => plan
-                            .shared
-                            .kernels
-                            .get(&fi)
-                            .and_then(|w| w.offsets.get(&def).copied())
-                            .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
-                    });
-                    match value {
-                        Some(v) => {
-                            patch(plan, v.wrapping_add(r.addend as u64));
-                            if let super::shared::SharedRef::Var(def) = sr {
-                                let at = tp.offset.wrapping_add(r.offset);
-                                let to = SymTarget::Input(def);
-                                super::preserve::record(plan, tp.out, at, r.rtype, to, r.addend);
-                                super::preserve::record_shared(plan, def, v);
-                            }
-                        }
-                        None => diags.error(
-                            Error::new(
-                                ErrorKind::Unsupported,
-                                format!(
-                                    "shared-memory reference to '{}' outside any kernel's call tree",
-                                    sym.name
-                                ),
-                            )
-                            .in_file(f.name)
-                            .in_section(rs.name)
-                            .at(r.offset),
-                        ),
-                    }
-                    continue;
-                }
-                // Debug info of a definition that lost to another input's: nvlink
-                // drops its entries when the winner came earlier, keeps them
-                // (pointing at the winner) when a later strong definition won;
-                // the FDE range is never cleared for it.
-                let debug_target = target.flags & SHF_ALLOC == 0;
-                if debug_target
-                    && !sym.is_undefined()
-                    && db.resolve(here) != Some(here)
-                    && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
-                {
-                    continue;
-                }
-                let Some(def) = db.resolve(here) else {
-                    let weak = sym.bind() == STB_WEAK;
-                    if weak || stays_undefined(sym.name) {
-                        keep(plan, SymTarget::Input(here), r.addend);
-                    } else if undefined_seen.insert(sym.name) {
-                        let from = referencing_fn
-                            .map(|n| format!(" (referenced from function '{n}')"))
-                            .unwrap_or_else(|| {
-                                format!(" (referenced from section '{}')", target.name)
+        for (run, item) in segments {
+            plan.kept.append(run);
+            let Some(item) = item else { continue };
+            match item {
+                Item::Texture {
+                    rs,
+                    offset,
+                    rtype,
+                    sym,
+                    ty,
+                    name,
+                } => match texture_slot(f, plan, rs.info, name) {
+                    Some((const0, slot, fresh)) => {
+                        plan.patches[fid][rs.info as usize].push(Patch {
+                            offset,
+                            rtype,
+                            value: slot,
+                            bank: None,
+                        });
+                        if fresh {
+                            plan.kept.push(KeptReloc {
+                                target: const0,
+                                // Blackwell images carry them as RELA.
+                                rela: plan.arch.is_blackwell_or_later(),
+                                offset: slot,
+                                rtype: header_index_type(ty),
+                                sym: SymTarget::Input(sym),
+                                addend: 0,
                             });
-                        diags.error(
-                            Error::new(
-                                ErrorKind::Symbol,
-                                format!("undefined reference to '{}'{from}", sym.name),
-                            )
-                            .in_file(f.name),
-                        );
+                        }
                     }
-                    continue;
-                };
-                let df = &files[def.file.0 as usize];
-                let dsym = &df.cubin.symbols[def.index as usize];
-                let Some(dsec_idx) = dsym.section() else {
-                    // Defined absolute or common: keep for the driver.
-                    keep(plan, SymTarget::Input(def), r.addend);
-                    continue;
-                };
-                let dsec = &df.cubin.sections[dsec_idx as usize];
-                let dplace = plan.placement[def.file.0 as usize][dsec_idx as usize];
-                if is_clear(r.rtype) {
-                    if dplace.is_none() {
-                        patch(plan, 0); // dead function: clear its FDE range
-                    }
-                    continue;
-                }
-                let Some(dplace) = dplace else {
-                    // A dead function referenced from debug info: drop the entry.
-                    continue;
-                };
-                let is_section_sym = dsym.ty() == STT_SECTION;
-                let sym_offset = dplace.offset + if is_section_sym { 0 } else { dsym.value };
-                let sym_target = if is_section_sym {
-                    SymTarget::Section(dplace.out)
-                } else {
-                    SymTarget::Input(def)
-                };
-                let section_addend = if is_section_sym {
-                    dplace.offset as i64
-                } else {
-                    0
-                };
-                let in_const = (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
-                let non_alloc =
-                    dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
-                let linker_may = desc.class != ResolverClass::Driver;
-                let resolved_addend = r.addend.wrapping_add(section_addend);
-                let at = tp.offset.wrapping_add(r.offset);
-                if in_const && linker_may {
-                    let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
-                    patch_bank(plan, sym_offset.wrapping_add(r.addend as u64), Some(bank));
-                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
-                } else if non_alloc && linker_may {
-                    patch(plan, sym_offset.wrapping_add(r.addend as u64));
-                    super::preserve::record(plan, tp.out, at, r.rtype, sym_target, resolved_addend);
-                } else if desc.class == ResolverClass::Linker {
-                    diags.error(
+                    None => diags.error(
                         Error::new(
                             ErrorKind::Unsupported,
                             format!(
-                                "relocation {} against '{}' in section '{}' cannot be resolved at link time",
-                                desc.name, dsym.name, dsec.name
+                                "texture/surface '{name}' used outside a kernel with a parameter bank"
                             ),
                         )
                         .in_file(f.name)
                         .in_section(rs.name)
-                        .at(r.offset),
-                    );
-                } else {
-                    keep(plan, sym_target, r.addend.wrapping_add(section_addend));
+                        .at(offset),
+                    ),
+                },
+                Item::Preserve(out, at, rtype, to, addend) => {
+                    super::preserve::record(plan, out, at, rtype, to, addend)
+                }
+                Item::PreserveShared(def, v) => super::preserve::record_shared(plan, def, v),
+                Item::Error(e) => diags.error(*e),
+                Item::Undefined(name, e) => {
+                    if undefined_seen.insert(name) {
+                        diags.error(*e);
+                    }
                 }
             }
         }
@@ -386,6 +297,254 @@ pub(crate) fn classify(
         );
     }
     let _ = live;
+}
+
+/// Classifies the relocations of one file: patches into `patches` (this
+/// file's lists), the rest as [`Item`]s in relocation order.
+fn classify_file<'d>(
+    files: &[InputFile<'d>],
+    db: &SymbolDb<'d>,
+    live: &Live,
+    plan: &Plan,
+    f: &'d InputFile<'d>,
+    patches: &mut [Vec<Patch>],
+) -> Segments<'d> {
+    let fid = f.id.0 as usize;
+    let mut items = Items::default();
+    let preserving = plan.resolved.is_some();
+    for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+        let target = &f.cubin.sections[rs.info as usize];
+        let Some(tp) = plan.placement[fid][rs.info as usize] else {
+            continue; // target dropped (dead function) or rebuilt
+        };
+        let referencing_fn = f.owner[rs.info as usize]
+            .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
+        // Ascending offsets: texture slots are assigned in instruction order.
+        let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
+        relocs.sort_by_key(|r| r.offset);
+        let patches = &mut patches[rs.info as usize];
+        for r in relocs {
+            let Some(desc) = describe(r.rtype) else {
+                items.push(Item::Error(Box::new(
+                    Error::malformed(format!("unknown relocation type {}", r.rtype))
+                        .in_file(f.name)
+                        .in_section(rs.name)
+                        .at(r.offset),
+                )));
+                continue;
+            };
+            let sym = &f.cubin.symbols[r.sym as usize];
+            let here = SymRef {
+                file: f.id,
+                index: r.sym,
+            };
+            let mut patch_bank = |value: u64, bank: Option<u64>| {
+                patches.push(Patch {
+                    offset: r.offset,
+                    rtype: r.rtype,
+                    value,
+                    bank,
+                });
+            };
+            let keep = |items: &mut Items<'d>, sym: SymTarget, addend: i64| {
+                items.run.push(KeptReloc {
+                    target: tp.out,
+                    rela: r.is_rela,
+                    offset: tp.offset + r.offset,
+                    rtype: rewritten_type(r.rtype),
+                    sym,
+                    addend,
+                });
+            };
+            let preserve = |items: &mut Items<'d>, at: u64, to: SymTarget, addend: i64| {
+                if preserving {
+                    items.push(Item::Preserve(tp.out, at, r.rtype, to, addend));
+                }
+            };
+            if r.sym == 0 {
+                // No symbol: a linker directive on the instruction itself.
+                if desc.class == ResolverClass::Driver || desc.class == ResolverClass::Either {
+                    keep(&mut items, SymTarget::Input(here), r.addend);
+                }
+                continue;
+            }
+            if sym.is_undefined() && is_texture_kind(sym.ty()) {
+                // A texture/sampler/surface handle: a 4-byte slot in the
+                // kernel's parameter bank, filled by the driver (numbered
+                // link-wide in the merge).
+                items.push(Item::Texture {
+                    rs,
+                    offset: r.offset,
+                    rtype: r.rtype,
+                    sym: here,
+                    ty: sym.ty(),
+                    name: sym.name,
+                });
+                continue;
+            }
+            if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
+                continue; // resolves to 0; the field already holds 0
+            }
+            if let Some(sr) = super::shared::classify(files, db, here) {
+                // Shared memory: an offset in the window of the kernel(s)
+                // running this code (see `shared.rs`).
+                let func = live.func_of_text[fid]
+                    .get(rs.info as usize)
+                    .copied()
+                    .flatten();
+                let value = func.and_then(|fi| match sr {
+                    super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
+                    super::shared::SharedRef::Var(def) => plan
+                        .shared
+                        .kernels
+                        .get(&fi)
+                        .and_then(|w| w.offsets.get(&def).copied())
+                        .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                });
+                match value {
+                    Some(v) => {
+                        patch_bank(v.wrapping_add(r.addend as u64), None);
+                        if let super::shared::SharedRef::Var(def) = sr {
+                            let at = tp.offset.wrapping_add(r.offset);
+                            preserve(&mut items, at, SymTarget::Input(def), r.addend);
+                            if preserving {
+                                items.push(Item::PreserveShared(def, v));
+                            }
+                        }
+                    }
+                    None => items.push(Item::Error(Box::new(
+                        Error::new(
+                            ErrorKind::Unsupported,
+                            format!(
+                                "shared-memory reference to '{}' outside any kernel's call tree",
+                                sym.name
+                            ),
+                        )
+                        .in_file(f.name)
+                        .in_section(rs.name)
+                        .at(r.offset),
+                    ))),
+                }
+                continue;
+            }
+            // Debug info of a definition that lost to another input's: nvlink
+            // drops its entries when the winner came earlier, keeps them
+            // (pointing at the winner) when a later strong definition won;
+            // the FDE range is never cleared for it.
+            let debug_target = target.flags & SHF_ALLOC == 0;
+            if debug_target
+                && !sym.is_undefined()
+                && db.resolve(here) != Some(here)
+                && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
+            {
+                continue;
+            }
+            let Some(def) = db.resolve(here) else {
+                let weak = sym.bind() == STB_WEAK;
+                if weak || stays_undefined(sym.name) {
+                    keep(&mut items, SymTarget::Input(here), r.addend);
+                } else {
+                    let from = referencing_fn
+                        .map(|n| format!(" (referenced from function '{n}')"))
+                        .unwrap_or_else(|| format!(" (referenced from section '{}')", target.name));
+                    items.push(Item::Undefined(
+                        sym.name,
+                        Box::new(
+                            Error::new(
+                                ErrorKind::Symbol,
+                                format!("undefined reference to '{}'{from}", sym.name),
+                            )
+                            .in_file(f.name),
+                        ),
+                    ));
+                }
+                continue;
+            };
+            let df = &files[def.file.0 as usize];
+            let dsym = &df.cubin.symbols[def.index as usize];
+            let Some(dsec_idx) = dsym.section() else {
+                // Defined absolute or common: keep for the driver.
+                keep(&mut items, SymTarget::Input(def), r.addend);
+                continue;
+            };
+            let dsec = &df.cubin.sections[dsec_idx as usize];
+            let dplace = plan.placement[def.file.0 as usize][dsec_idx as usize];
+            if is_clear(r.rtype) {
+                if dplace.is_none() {
+                    patch_bank(0, None); // dead function: clear its FDE range
+                }
+                continue;
+            }
+            let Some(dplace) = dplace else {
+                // A dead function referenced from debug info: drop the entry.
+                continue;
+            };
+            let is_section_sym = dsym.ty() == STT_SECTION;
+            let sym_offset = dplace.offset + if is_section_sym { 0 } else { dsym.value };
+            let sym_target = if is_section_sym {
+                SymTarget::Section(dplace.out)
+            } else {
+                SymTarget::Input(def)
+            };
+            let section_addend = if is_section_sym {
+                dplace.offset as i64
+            } else {
+                0
+            };
+            let in_const = (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
+            let non_alloc = dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
+            let linker_may = desc.class != ResolverClass::Driver;
+            let resolved_addend = r.addend.wrapping_add(section_addend);
+            let at = tp.offset.wrapping_add(r.offset);
+            if in_const && linker_may {
+                let bank = u64::from(dsec.sh_type - SHT_CUDA_CONSTANT0);
+                patch_bank(sym_offset.wrapping_add(r.addend as u64), Some(bank));
+                preserve(&mut items, at, sym_target, resolved_addend);
+            } else if non_alloc && linker_may {
+                patch_bank(sym_offset.wrapping_add(r.addend as u64), None);
+                preserve(&mut items, at, sym_target, resolved_addend);
+            } else if desc.class == ResolverClass::Linker {
+                items.push(Item::Error(Box::new(
+                    Error::new(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "relocation {} against '{}' in section '{}' cannot be resolved at link time",
+                            desc.name, dsym.name, dsec.name
+                        ),
+                    )
+                    .in_file(f.name)
+                    .in_section(rs.name)
+                    .at(r.offset),
+                )));
+            } else {
+                keep(
+                    &mut items,
+                    sym_target,
+                    r.addend.wrapping_add(section_addend),
+                );
+            }
+        }
+    }
+    items.finish()
+}
+
+/// Builds a file's [`Segments`].
+#[derive(Default)]
+struct Items<'d> {
+    done: Segments<'d>,
+    run: Vec<KeptReloc>,
+}
+
+impl<'d> Items<'d> {
+    fn push(&mut self, item: Item<'d>) {
+        self.done.push((std::mem::take(&mut self.run), Some(item)));
+    }
+    fn finish(mut self) -> Segments<'d> {
+        if !self.run.is_empty() {
+            self.done.push((self.run, None));
+        }
+        self.done
+    }
 }
 
 /// CUDA symbol types of texture, sampler and surface references.
@@ -457,7 +616,7 @@ pub(crate) fn create_sections(plan: &mut Plan) {
     // Creation order: by first kept relocation, for a stable, input-like order.
     let mut seen: Vec<(u32, bool)> = Vec::new();
     let mut known: HashSet<(u32, bool)> = HashSet::default();
-    for k in &plan.kept {
+    for k in plan.kept.iter() {
         let key = (k.target.0, k.rela);
         if known.insert(key) {
             seen.push(key);
@@ -490,7 +649,7 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     let _span = tracing::info_span!("relocate_finish").entered();
     type Entry = (u64, u32, u32, i64);
     let mut by_section: HashMap<(u32, bool), Vec<Entry>> = HashMap::default();
-    for k in &plan.kept {
+    for k in plan.kept.iter() {
         let sym = match k.sym {
             SymTarget::Input(r) => syms.output_index(r),
             SymTarget::Section(s) => syms.section_symbol(s),
@@ -500,7 +659,7 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
             .or_default()
             .push((k.offset, k.rtype, sym, k.addend));
     }
-    plan.kept = Vec::new();
+    plan.kept = KeptList::default();
     let mut jobs: Vec<(usize, bool, Vec<Entry>)> = Vec::new();
     for (i, s) in plan.sections.iter().enumerate() {
         if s.role != Role::Reloc || s.sh_type == SHT_CUDA_RESOLVED_RELA {

@@ -164,7 +164,7 @@ pub(crate) struct Plan {
     /// Per file, per input section: resolved relocations to apply when copying it.
     pub patches: Vec<Vec<Vec<Patch>>>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
-    pub kept: Vec<super::relocate::KeptReloc>,
+    pub kept: super::relocate::KeptList,
     /// Texture/surface handles in slot order (module-wide numbering).
     pub tex_slots: Vec<String>,
     /// First slot offset (after the largest parameter bank), fixed on first use.
@@ -236,8 +236,15 @@ impl Plan {
                 Role::Mercury(k) => 30 + k,
             }
         };
-        let mut order: Vec<OutSecId> = (0..self.sections.len() as u32).map(OutSecId).collect();
-        order.sort_by_key(|id| (rank(self.sections[id.0 as usize].role), id.0));
+        // Keys computed once, then sorted (ids are unique: the sort is total).
+        let mut keys: Vec<(u8, u32)> = self
+            .sections
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (rank(s.role), i as u32))
+            .collect();
+        keys.sort_unstable();
+        let order: Vec<OutSecId> = keys.into_iter().map(|(_, i)| OutSecId(i)).collect();
         let mut index_of = vec![0u32; self.sections.len()];
         for (pos, id) in order.iter().enumerate() {
             index_of[id.0 as usize] = pos as u32;
@@ -343,7 +350,7 @@ pub(crate) fn plan(
             .iter()
             .map(|f| vec![Vec::new(); f.cubin.sections.len()])
             .collect(),
-        kept: Vec::new(),
+        kept: Default::default(),
         tex_slots: Vec::new(),
         tex_base: None,
         common: HashMap::default(),

@@ -17,6 +17,7 @@ use super::symbols::{SymRef, SymbolDb};
 use super::{GlobalId, InputFile, OutSecId};
 use crate::elf::*;
 use crate::fxhash::{HashMap, HashSet};
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// One output symbol before serialization.
@@ -34,14 +35,16 @@ struct OutSym<'a> {
 
 /// The output symbol table and the input → output index maps.
 pub(crate) struct SymTable<'a> {
-    local_map: Vec<HashMap<u32, u32>>,
+    /// Per file, per input symbol: its output index as a local (0: none).
+    local_map: Vec<Vec<u32>>,
     /// The symbol database's map (borrowed, not cloned).
     global_of: &'a [Vec<Option<GlobalId>>],
     global_map: Vec<u32>,
     section_syms: Vec<u32>,
     /// Output index of each live function's symbol (by live function index).
     pub func_index: Vec<u32>,
-    /// Output symbol names by index (for diagnostics and the call graph).
+    /// Output symbol names by index, for diagnostics (section symbols' are
+    /// empty here: their names are the sections').
     pub names: Vec<Cow<'a, str>>,
     /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
     sig_map: HashMap<(u32, u32), u32>,
@@ -53,7 +56,7 @@ impl SymTable<'_> {
         match self.global_of[r.file.0 as usize][r.index as usize] {
             Some(g) => self.global_map[g.0 as usize],
             None => self.local_map[r.file.0 as usize]
-                .get(&r.index)
+                .get(r.index as usize)
                 .copied()
                 .unwrap_or(0),
         }
@@ -81,6 +84,9 @@ fn out_other(ty: u8, other: u8) -> u8 {
         other
     }
 }
+
+/// Marks an input symbol that is not a kept local while locals are collected.
+const NO_LOCAL: u32 = u32::MAX;
 
 /// Builds `.symtab` and `.strtab` (after fixing the section order).
 pub(crate) fn build<'a>(
@@ -127,7 +133,8 @@ pub(crate) fn build<'a>(
         if s.section_symbol {
             section_syms[id.0 as usize] = syms.len() as u32;
             syms.push(OutSym {
-                name: Cow::Owned(s.name.clone()),
+                // Written from the section's own name at serialization (no copy).
+                name: Cow::Borrowed(""),
                 info: STT_SECTION,
                 other: 0,
                 section: Some(id),
@@ -137,11 +144,13 @@ pub(crate) fn build<'a>(
             });
         }
     }
-    // Locals.
-    let mut local_map: Vec<HashMap<u32, u32>> = Vec::with_capacity(files.len());
-    for f in files {
+    // Locals: each file's in parallel, concatenated in file order.
+    let locals_of = |f: &'a InputFile<'_>| -> (Vec<OutSym<'a>>, Vec<u32>) {
+        let plan: &Plan = plan;
         let fid = f.id.0 as usize;
-        let mut map = HashMap::default();
+        let mut out = Vec::new();
+        // Position in `out` of each input symbol, NO_LOCAL when not kept.
+        let mut map = vec![NO_LOCAL; f.cubin.symbols.len()];
         for sym in &f.cubin.symbols {
             if sym.index == 0
                 || sym.bind() != STB_LOCAL
@@ -185,8 +194,8 @@ pub(crate) fn build<'a>(
                 Some(v) => (v, 1),
                 None => (value, other_of(sym.ty(), sym.other)),
             };
-            map.insert(sym.index, syms.len() as u32);
-            syms.push(OutSym {
+            map[sym.index as usize] = out.len() as u32;
+            out.push(OutSym {
                 name: Cow::Borrowed(sym.name),
                 info: (STB_LOCAL << 4) | ty_of(sym.ty()),
                 other,
@@ -196,12 +205,23 @@ pub(crate) fn build<'a>(
                 size: sym.size,
             });
         }
+        (out, map)
+    };
+    let per_file: Vec<(Vec<OutSym<'a>>, Vec<u32>)> =
+        files.par_iter().with_min_len(64).map(locals_of).collect();
+    let mut local_map: Vec<Vec<u32>> = Vec::with_capacity(files.len());
+    for (locals, mut map) in per_file {
+        let base = syms.len() as u32;
+        for m in map.iter_mut() {
+            *m = if *m == NO_LOCAL { 0 } else { base + *m };
+        }
+        syms.extend(locals);
         local_map.push(map);
     }
     let first_global = syms.len() as u32;
     // Undefined names that kept relocations still reference.
     let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
-    for k in &plan.kept {
+    for k in plan.kept.iter() {
         if let SymTarget::Input(r) = k.sym {
             if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
                 if db.global(g).1.def.is_none() {
@@ -312,17 +332,23 @@ pub(crate) fn build<'a>(
         })
         .collect();
     // Serialize .strtab and .symtab.
-    let mut strtab: Vec<u8> = vec![0];
+    let mut strtab: Vec<u8> = Vec::with_capacity(syms.len() * 24);
+    strtab.push(0);
     let mut offsets: HashMap<&str, u32> = HashMap::default();
+    offsets.reserve(syms.len());
     let mut symtab = Vec::with_capacity(syms.len() * 24);
     let mut shndx_table: Vec<u8> = Vec::new();
     for s in &syms {
-        let name_off = if s.name.is_empty() {
+        let name: &str = match s.section {
+            Some(id) if s.info == STT_SECTION => plan.sec(id).name.as_str(),
+            _ => s.name.as_ref(),
+        };
+        let name_off = if name.is_empty() {
             0
         } else {
-            *offsets.entry(s.name.as_ref()).or_insert_with(|| {
+            *offsets.entry(name).or_insert_with(|| {
                 let o = strtab.len() as u32;
-                strtab.extend_from_slice(s.name.as_bytes());
+                strtab.extend_from_slice(name.as_bytes());
                 strtab.push(0);
                 o
             })
