@@ -14,6 +14,7 @@ use super::{FileId, InputFile};
 use crate::elf::{STO_CUDA_ENTRY, STT_SECTION};
 use crate::input::host::PatternSet;
 use crate::reloc::table::RelocType;
+use rayon::prelude::*;
 
 /// A function: the file and its `.text.<fn>` section index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -135,9 +136,20 @@ pub(crate) fn mark(
         func_of_text,
         section_kept: Vec::new(),
     };
-    // Edges and address-taken roots from every relocation.
-    let mut roots: Vec<u32> = Vec::new();
-    for f in files {
+    // Edges and address-taken roots from every relocation: each file's
+    // relocations scanned in parallel (the symbol lookups are the cost), the
+    // events applied in file order (callee lists keep first-seen order).
+    enum Event {
+        Indirect(u32),
+        Edge {
+            caller: u32,
+            callee: u32,
+            call: bool,
+        },
+        Root(u32),
+    }
+    let scan = |f: &InputFile<'_>| -> Vec<Event> {
+        let mut events = Vec::new();
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
             let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
@@ -145,7 +157,7 @@ pub(crate) fn mark(
             for r in f.cubin.relocs(rs) {
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {
-                        live.funcs[fi as usize].indirect_call = true;
+                        events.push(Event::Indirect(fi));
                     }
                 }
                 let Some(callee) = live.func_of_symbol(
@@ -158,22 +170,45 @@ pub(crate) fn mark(
                 ) else {
                     continue;
                 };
+                let call = is_call_reloc(r.rtype);
                 match from_func {
-                    Some(caller) if callee != caller || is_call_reloc(r.rtype) => {
-                        let c = &mut live.funcs[caller as usize];
-                        if !c.callees.contains(&callee) {
-                            c.callees.push(callee);
-                        }
-                        if !is_call_reloc(r.rtype) {
-                            live.funcs[callee as usize].address_taken = true;
-                        }
+                    Some(caller) if callee != caller || call => {
+                        events.push(Event::Edge {
+                            caller,
+                            callee,
+                            call,
+                        });
                     }
                     Some(_) => {}
-                    None if !is_debug => {
-                        live.funcs[callee as usize].address_taken = true;
-                        roots.push(callee);
-                    }
+                    None if !is_debug => events.push(Event::Root(callee)),
                     None => {}
+                }
+            }
+        }
+        events
+    };
+    let per_file: Vec<Vec<Event>> = files.par_iter().with_min_len(32).map(scan).collect();
+    let mut roots: Vec<u32> = Vec::new();
+    for events in per_file {
+        for e in events {
+            match e {
+                Event::Indirect(fi) => live.funcs[fi as usize].indirect_call = true,
+                Event::Edge {
+                    caller,
+                    callee,
+                    call,
+                } => {
+                    let c = &mut live.funcs[caller as usize];
+                    if !c.callees.contains(&callee) {
+                        c.callees.push(callee);
+                    }
+                    if !call {
+                        live.funcs[callee as usize].address_taken = true;
+                    }
+                }
+                Event::Root(callee) => {
+                    live.funcs[callee as usize].address_taken = true;
+                    roots.push(callee);
                 }
             }
         }
