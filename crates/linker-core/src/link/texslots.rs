@@ -25,13 +25,13 @@
 //!    key compares equal and the list was built by prepending.
 
 use super::live::Live;
-use super::relocate::{KeptReloc, SymTarget, STT_CUDA_SAMPLER, STT_CUDA_SURFACE};
+use super::relocate::{is_texture_kind, KeptReloc, SymTarget, STT_CUDA_SAMPLER, STT_CUDA_SURFACE};
 use super::sections::{Plan, Role};
 use super::symbols::SymRef;
 use super::{Diags, InputFile};
 use crate::elf::{SHF_INFO_LINK, SHT_CUDA_CONSTANT0};
 use crate::error::{Error, ErrorKind};
-use crate::fxhash::HashMap;
+use crate::fxhash::{HashMap, HashSet};
 use crate::reloc::table::RelocType;
 
 /// One texture/sampler/surface handle of the link.
@@ -55,11 +55,6 @@ pub(crate) struct TexSlots {
     pub base: u64,
     /// Per function of [`Live::funcs`]: its code references a handle.
     users: Vec<bool>,
-}
-
-/// Whether an input symbol is a texture, sampler or surface handle.
-pub(crate) fn is_handle(ty: u8) -> bool {
-    super::relocate::is_texture_kind(ty)
 }
 
 /// Rank of a kind in the list nvlink shuffles: surfaces, samplers, textures.
@@ -108,11 +103,11 @@ impl TexSlots {
     /// Collects the link's handles and fixes their slots. `plan` must hold
     /// every parameter bank at its final size (before any slot is added).
     pub(crate) fn collect(files: &[InputFile<'_>], live: &Live, plan: &Plan) -> TexSlots {
-        let mut seen: HashMap<&str, ()> = HashMap::default();
+        let mut seen: HashSet<&str> = HashSet::default();
         let mut list: Vec<Handle> = Vec::new();
         for f in files {
             for s in &f.cubin.symbols {
-                if s.is_undefined() && is_handle(s.ty()) && seen.insert(s.name, ()).is_none() {
+                if s.is_undefined() && is_texture_kind(s.ty()) && seen.insert(s.name) {
                     list.push(Handle {
                         name: s.name.to_string(),
                         ty: s.ty(),
@@ -165,10 +160,12 @@ impl TexSlots {
     }
 }
 
-/// The driver relocation nvlink emits for a handle slot of this symbol type.
-fn header_index_type(ty: u8) -> u32 {
+/// The driver relocation nvlink emits for a handle slot of this symbol type
+/// (samplers: `R_CUDA_SAMP_HEADER_INDEX_0` on Blackwell, measured at sm_100/120).
+fn header_index_type(ty: u8, blackwell: bool) -> u32 {
     match ty {
         STT_CUDA_SURFACE => RelocType::R_CUDA_SURF_HEADER_INDEX.0,
+        STT_CUDA_SAMPLER if blackwell => RelocType::R_CUDA_SAMP_HEADER_INDEX_0.0,
         STT_CUDA_SAMPLER => RelocType::R_CUDA_SAMP_HEADER_INDEX.0,
         _ => RelocType::R_CUDA_TEX_HEADER_INDEX.0,
     }
@@ -203,7 +200,8 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
         }
     }
     let end = plan.tex.end();
-    let rela = plan.arch.is_blackwell_or_later();
+    // Blackwell images carry them as RELA.
+    let blackwell = plan.arch.is_blackwell_or_later();
     for (i, func) in live.funcs.iter().enumerate() {
         if !func.is_kernel || !live.live[i] || !reaches[i] {
             continue;
@@ -238,9 +236,9 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
         for (slot, h) in plan.tex.handles.iter().enumerate() {
             plan.kept.push(KeptReloc {
                 target: out,
-                rela,
+                rela: blackwell,
                 offset: plan.tex.base + 4 * slot as u64,
-                rtype: header_index_type(h.ty),
+                rtype: header_index_type(h.ty, blackwell),
                 sym: SymTarget::Input(h.sym),
                 addend: 0,
             });
