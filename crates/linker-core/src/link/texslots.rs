@@ -10,7 +10,9 @@
 //! least one handle gets a slot for *every* handle of the link, used or not:
 //! its parameter bank grows to cover them all and gets one
 //! `R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX` per slot for the driver. Kernels whose
-//! call tree references none get nothing.
+//! call tree references none get nothing, except a lone live kernel: it gets
+//! the slots as soon as any code of the link references a handle, even only
+//! dead code (an uncalled function, kernels dropped by `-kernels-used`).
 //!
 //! The slot order (measured with 1..20 handles, names of every length and
 //! character, mixed kinds, one to three objects, several kernels; names,
@@ -55,6 +57,8 @@ pub(crate) struct TexSlots {
     pub base: u64,
     /// Per function of [`Live::funcs`]: its code references a handle.
     users: Vec<bool>,
+    /// Some code of the link, live or not, references a handle.
+    referenced: bool,
 }
 
 /// Rank of a kind in the list nvlink shuffles: surfaces, samplers, textures.
@@ -119,6 +123,17 @@ impl TexSlots {
                 }
             }
         }
+        // Whether any code, dead code included, references a handle.
+        let referenced = !list.is_empty()
+            && files.iter().any(|f| {
+                f.cubin.sections.iter().filter(|s| s.is_reloc()).any(|rs| {
+                    f.cubin.relocs(rs).any(|r| {
+                        f.cubin.symbols.get(r.sym as usize).is_some_and(|s| {
+                            r.sym != 0 && s.is_undefined() && is_texture_kind(s.ty())
+                        })
+                    })
+                })
+            });
         list.sort_by_key(|h| kind_rank(h.ty)); // stable: first mention within a kind
         let handles = shuffle(list);
         let index = handles
@@ -139,6 +154,7 @@ impl TexSlots {
             index,
             base: largest.div_ceil(a) * a,
             users: vec![false; live.funcs.len()],
+            referenced,
         }
     }
 
@@ -175,9 +191,12 @@ fn header_index_type(ty: u8, blackwell: bool) -> u32 {
 /// every handle: grows its parameter bank and records the header-index
 /// relocations. Runs after every relocation was classified.
 pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diags: &mut Diags) {
-    if plan.tex.handles.is_empty() || !plan.tex.users.iter().any(|&u| u) {
+    if plan.tex.handles.is_empty() || !plan.tex.referenced {
         return;
     }
+    let kernels: Vec<usize> = (0..live.funcs.len())
+        .filter(|&i| live.funcs[i].is_kernel && live.live[i])
+        .collect();
     // Functions reaching a user: walk the call edges backwards from the users.
     let n = live.funcs.len();
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -202,10 +221,15 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
     let end = plan.tex.end();
     // Blackwell images carry them as RELA.
     let blackwell = plan.arch.is_blackwell_or_later();
-    for (i, func) in live.funcs.iter().enumerate() {
-        if !func.is_kernel || !live.live[i] || !reaches[i] {
+    // A lone live kernel gets the slots whenever any code references a handle,
+    // even only dead code (measured: `-kernels-used` of a kernel using none;
+    // one kernel next to an uncalled function reading a texture).
+    let lone = kernels.len() == 1;
+    for &i in &kernels {
+        if !lone && !reaches[i] {
             continue;
         }
+        let func = &live.funcs[i];
         let f = &files[func.key.file.0 as usize];
         let bank = f
             .cubin
