@@ -187,9 +187,10 @@ fn header_index_type(ty: u8, blackwell: bool) -> u32 {
     }
 }
 
-/// Gives every live kernel whose call tree references a handle a slot for
-/// every handle: grows its parameter bank and records the header-index
-/// relocations. Runs after every relocation was classified.
+/// Gives every live kernel whose call tree references a handle (or the lone
+/// live kernel, see the module documentation) a slot for every handle: grows
+/// its parameter bank and records the header-index relocations. Runs after
+/// every relocation was classified.
 pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diags: &mut Diags) {
     if plan.tex.handles.is_empty() || !plan.tex.referenced {
         return;
@@ -247,7 +248,7 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
                 Error::new(
                     ErrorKind::Unsupported,
                     format!(
-                        "kernel '{name}' uses texture/surface handles but has no parameter bank"
+                        "kernel '{name}' needs texture/surface handle slots but has no parameter bank"
                     ),
                 )
                 .in_file(f.name),
