@@ -304,6 +304,7 @@ fn symbol_field_table() {
         EiAttr::EIATTR_LOAD_CACHE_REQUEST,
         EiAttr::EIATTR_REGCOUNT,
         EiAttr::EIATTR_SAM_REGION_STACK_SIZE,
+        EiAttr::EIATTR_SAMPLER_INIT,
     ] {
         assert_eq!(eiattr::symbol_fields(a, sval, 8), SymFields::First, "{a}");
         assert_eq!(eiattr::symbol_fields(a, sval, 2), SymFields::Invalid, "{a}");

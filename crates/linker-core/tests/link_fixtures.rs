@@ -24,10 +24,7 @@ use std::process::Command;
 /// still linked and diffed, and the test fails if a listed case starts to
 /// match (so the list cannot go stale) or an unlisted case differs.
 /// Tracked in docs/differences.md ("Known gaps").
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "tex_surf_multi",
-    "nvlink gives every kernel a slot for every texture/surface, in an order not yet reproduced",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Like [`KNOWN_GAPS`], for some archs of a case only (the case's other archs
 /// must link like nvlink). Tracked in docs/blackwell.md ("Known gaps").

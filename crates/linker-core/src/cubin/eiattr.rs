@@ -120,7 +120,7 @@ attr_codes! { EiAttr;
     EIATTR_IMAGE_SIZE = 0x07,
     /// Texture uses normalized coordinates.
     EIATTR_TEXTURE_NORMALIZED = 0x08,
-    /// Sampler initialisation.
+    /// Sampler initialisation: u32 sampler symbol index, u32 initialiser.
     EIATTR_SAMPLER_INIT = 0x09,
     /// Parameter constant bank: u32 symbol index of the `.nv.constant0.<fn>`
     /// section symbol, u32 `size << 16 | offset`.
@@ -627,6 +627,7 @@ impl SymFields {
 ///
 /// | code | layout |
 /// |---|---|
+/// | `SAMPLER_INIT` 0x09 | word 0 (the sampler reference; word 1 its initialiser) |
 /// | `PARAM_CBANK` 0x0a | word 0 (section symbol of `.nv.constant0.<fn>`) |
 /// | `EXTERNS` 0x0f | every word |
 /// | `FRAME_SIZE` 0x11, `MIN_STACK_SIZE` 0x12, `MAX_STACK_SIZE` 0x23, `LOAD_CACHE_REQUEST` 0x26, `REGCOUNT` 0x2f, `SAM_REGION_STACK_SIZE` 0x3b | word 0 |
@@ -642,7 +643,8 @@ pub fn symbol_fields(attr: EiAttr, format: EiFormat, payload_len: usize) -> SymF
         | EiAttr::EIATTR_MAX_STACK_SIZE
         | EiAttr::EIATTR_LOAD_CACHE_REQUEST
         | EiAttr::EIATTR_REGCOUNT
-        | EiAttr::EIATTR_SAM_REGION_STACK_SIZE => SymFields::First,
+        | EiAttr::EIATTR_SAM_REGION_STACK_SIZE
+        | EiAttr::EIATTR_SAMPLER_INIT => SymFields::First,
         EiAttr::EIATTR_EXTERNS | EiAttr::EIATTR_SYSCALLS_FALLBACK => SymFields::All,
         _ => return SymFields::None,
     };

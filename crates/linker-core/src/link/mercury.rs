@@ -439,8 +439,7 @@ impl<'d> Mercury<'d> {
                         continue;
                     }
                     if sym.is_undefined() && super::relocate::is_texture_kind(sym.ty()) {
-                        self.header_slot(f, plan, symtab, tp.out, sym.name, sym.ty());
-                        continue;
+                        continue; // the slot goes into the capsule; tables: header_tables()
                     }
                     if sym.is_undefined()
                         && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
@@ -513,6 +512,7 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        self.header_tables(plan);
         // Output relocation sections, in order of first kept entry.
         let mut seen: Vec<OutSecId> = Vec::new();
         for k in &self.kept {
@@ -542,72 +542,57 @@ impl<'d> Mercury<'d> {
         Ok(())
     }
 
-    /// The slot of texture/surface `name` in the header-index table of the
-    /// kernel whose capsule is `capsule` (created on first use).
-    fn header_slot(
-        &mut self,
-        f: &InputFile<'_>,
-        plan: &mut Plan,
-        symtab: OutSecId,
-        capsule: OutSecId,
-        name: &str,
-        ty: u8,
-    ) {
-        let _ = symtab;
-        let table = match self.header_tables.get(&capsule) {
-            Some((t, _)) => *t,
-            None => {
-                let kernel = plan
-                    .sec(capsule)
-                    .name
-                    .strip_prefix(".nv.capmerc.text.")
-                    .unwrap_or("")
-                    .to_string();
-                let mut o = OutSection::new(
-                    format!(".nv.merc.nv.constant.entry_image_header_indices.{kernel}"),
-                    SHT_CUDA_MERC_HEADER_INDICES,
-                    Role::Mercury(group::HEADER_INDICES),
-                );
-                o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK | SHF_ALLOC;
-                o.align = 4;
-                o.info = InfoTo::Section(capsule);
-                let t = plan.add(o);
-                self.header_tables.insert(capsule, (t, Vec::new()));
-                t
-            }
-        };
-        let (_, names) = self.header_tables.get_mut(&capsule).expect("inserted");
-        if names.iter().any(|n| n == name) {
+    /// The header-index table of every kernel given handle slots in its
+    /// parameter bank (`texslots.rs`): one 4-byte entry per handle of the
+    /// link, in slot order, each with its `R_MERCURY_*_HEADER_INDEX`
+    /// (measured: the same handles and order as the `.nv.constant0` slots).
+    fn header_tables(&mut self, plan: &mut Plan) {
+        if plan.tex.handles.is_empty() {
             return;
         }
-        let slot = names.len() as u64;
-        names.push(name.to_string());
-        let rtype = match ty {
-            super::relocate::STT_CUDA_SURFACE => rm::R_MERCURY_SURF_HEADER_INDEX,
-            super::relocate::STT_CUDA_SAMPLER => rm::R_MERCURY_SAMP_HEADER_INDEX,
-            _ => rm::R_MERCURY_TEX_HEADER_INDEX,
-        };
-        let sym = f
-            .cubin
-            .symbols
-            .iter()
-            .find(|s| s.name == name && s.is_undefined())
-            .map(|s| SymRef {
-                file: f.id,
-                index: s.index,
-            });
-        if let Some(r) = sym {
-            self.kept.push(Kept {
-                target: table,
-                offset: 4 * slot,
-                rtype,
-                sym: MTarget::Input(r),
-                addend: 0,
-            });
+        for &(_, _, capsule, text_out) in &self.texts {
+            let has_slots = plan
+                .tex_used
+                .iter()
+                .any(|(c0, _)| plan.sec(*c0).info == InfoTo::Section(text_out));
+            if !has_slots || self.header_tables.contains_key(&capsule) {
+                continue;
+            }
+            let kernel = plan
+                .sec(capsule)
+                .name
+                .strip_prefix(".nv.capmerc.text.")
+                .unwrap_or("")
+                .to_string();
+            let mut o = OutSection::new(
+                format!(".nv.merc.nv.constant.entry_image_header_indices.{kernel}"),
+                SHT_CUDA_MERC_HEADER_INDICES,
+                Role::Mercury(group::HEADER_INDICES),
+            );
+            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK | SHF_ALLOC;
+            o.align = 4;
+            o.info = InfoTo::Section(capsule);
+            o.size = 4 * plan.tex.handles.len() as u64;
+            o.body = Body::Bytes(vec![0; o.size as usize]);
+            let table = plan.add(o);
+            let mut names = Vec::with_capacity(plan.tex.handles.len());
+            for (slot, h) in plan.tex.handles.iter().enumerate() {
+                let rtype = match h.ty {
+                    super::relocate::STT_CUDA_SURFACE => rm::R_MERCURY_SURF_HEADER_INDEX,
+                    super::relocate::STT_CUDA_SAMPLER => rm::R_MERCURY_SAMP_HEADER_INDEX,
+                    _ => rm::R_MERCURY_TEX_HEADER_INDEX,
+                };
+                self.kept.push(Kept {
+                    target: table,
+                    offset: 4 * slot as u64,
+                    rtype,
+                    sym: MTarget::Input(h.sym),
+                    addend: 0,
+                });
+                names.push(h.name.clone());
+            }
+            self.header_tables.insert(capsule, (table, names));
         }
-        let t = plan.sec_mut(table);
-        t.size = 4 * (slot + 1);
-        t.body = Body::Bytes(vec![0; t.size as usize]);
     }
 
     /// After `nvinfo::create_sections`: the Mercury `.nv.info` sections.

@@ -35,6 +35,7 @@ mod sections;
 mod shared;
 mod symbols;
 mod symtab;
+mod texslots;
 mod write;
 
 use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity};

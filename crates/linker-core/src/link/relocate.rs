@@ -162,20 +162,13 @@ fn is_clear(rtype: u32) -> bool {
 }
 
 /// What classifying one file's relocations leaves for the in-order merge:
-/// everything that touches link-wide state (texture slots, the kept list,
+/// everything that touches link-wide state (texture users, the kept list,
 /// `--preserve-relocs` records, diagnostics) in the order a sequential pass
 /// would have produced it.
 enum Item<'d> {
-    /// A texture/sampler/surface handle used by relocation `r` of the
-    /// relocation section `rs` (its slot is numbered link-wide, in order).
-    Texture {
-        rs: &'d crate::cubin::Section<'d>,
-        offset: u64,
-        rtype: u32,
-        sym: SymRef,
-        ty: u8,
-        name: &'d str,
-    },
+    /// A function that uses a texture/sampler/surface handle (its kernels get
+    /// the handle slots: `texslots.rs`).
+    TexUser(u32),
     /// A `--preserve-relocs` entry (see `preserve.rs`).
     Preserve(OutSecId, u64, u32, SymTarget, i64),
     /// A shared variable's window offset for `--preserve-relocs`.
@@ -202,6 +195,7 @@ pub(crate) fn classify(
     diags: &mut Diags,
 ) {
     let _span = tracing::info_span!("relocate").entered();
+    plan.tex = super::texslots::TexSlots::collect(files, live, plan);
     let mut patches = std::mem::take(&mut plan.patches);
     let items: Vec<Segments<'_>> = {
         let plan: &Plan = plan;
@@ -214,51 +208,12 @@ pub(crate) fn classify(
     };
     plan.patches = patches;
     let mut undefined_seen: HashSet<&str> = HashSet::default();
-    for (f, segments) in files.iter().zip(items) {
-        let fid = f.id.0 as usize;
+    for segments in items {
         for (run, item) in segments {
             plan.kept.append(run);
             let Some(item) = item else { continue };
             match item {
-                Item::Texture {
-                    rs,
-                    offset,
-                    rtype,
-                    sym,
-                    ty,
-                    name,
-                } => match texture_slot(f, plan, rs.info, name) {
-                    Some((const0, slot, fresh)) => {
-                        plan.patches[fid][rs.info as usize].push(Patch {
-                            offset,
-                            rtype,
-                            value: slot,
-                            bank: None,
-                        });
-                        if fresh {
-                            plan.kept.push(KeptReloc {
-                                target: const0,
-                                // Blackwell images carry them as RELA.
-                                rela: plan.arch.is_blackwell_or_later(),
-                                offset: slot,
-                                rtype: header_index_type(ty),
-                                sym: SymTarget::Input(sym),
-                                addend: 0,
-                            });
-                        }
-                    }
-                    None => diags.error(
-                        Error::new(
-                            ErrorKind::Unsupported,
-                            format!(
-                                "texture/surface '{name}' used outside a kernel with a parameter bank"
-                            ),
-                        )
-                        .in_file(f.name)
-                        .in_section(rs.name)
-                        .at(offset),
-                    ),
-                },
+                Item::TexUser(fi) => plan.tex.mark_user(fi),
                 Item::Preserve(out, at, rtype, to, addend) => {
                     super::preserve::record(plan, out, at, rtype, to, addend)
                 }
@@ -296,7 +251,7 @@ pub(crate) fn classify(
             .in_file(f.name),
         );
     }
-    let _ = live;
+    super::texslots::assign(files, live, plan, diags);
 }
 
 /// Classifies the relocations of one file: patches into `patches` (this
@@ -319,7 +274,6 @@ fn classify_file<'d>(
         };
         let referencing_fn = f.owner[rs.info as usize]
             .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
-        // Ascending offsets: texture slots are assigned in instruction order.
         let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
         relocs.sort_by_key(|r| r.offset);
         let patches = &mut patches[rs.info as usize];
@@ -369,17 +323,30 @@ fn classify_file<'d>(
                 continue;
             }
             if sym.is_undefined() && is_texture_kind(sym.ty()) {
-                // A texture/sampler/surface handle: a 4-byte slot in the
-                // kernel's parameter bank, filled by the driver (numbered
-                // link-wide in the merge).
-                items.push(Item::Texture {
-                    rs,
-                    offset: r.offset,
-                    rtype: r.rtype,
-                    sym: here,
-                    ty: sym.ty(),
-                    name: sym.name,
-                });
+                // A texture/sampler/surface handle: its link-wide slot in
+                // the parameter bank of every kernel reaching this code
+                // (the slots and their relocations: `texslots.rs`).
+                let func = live.func_of_text[fid]
+                    .get(rs.info as usize)
+                    .copied()
+                    .flatten();
+                match (func, plan.tex.slot(sym.name)) {
+                    (Some(fi), Some(slot)) => {
+                        // The addend is added (measured: sm_75..89 ptxas writes
+                        // the bank size as addend for texmode_independent loads).
+                        items.push(Item::TexUser(fi));
+                        patch_bank(slot.wrapping_add(r.addend as u64), None);
+                    }
+                    _ => items.push(Item::Error(Box::new(
+                        Error::new(
+                            ErrorKind::Unsupported,
+                            format!("texture/surface '{}' used outside a function", sym.name),
+                        )
+                        .in_file(f.name)
+                        .in_section(rs.name)
+                        .at(r.offset),
+                    ))),
+                }
                 continue;
             }
             if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
@@ -556,59 +523,6 @@ pub(crate) const STT_CUDA_SURFACE: u8 = 12;
 
 pub(crate) fn is_texture_kind(ty: u8) -> bool {
     matches!(ty, STT_CUDA_TEXTURE | STT_CUDA_SAMPLER | STT_CUDA_SURFACE)
-}
-
-/// The driver relocation nvlink emits for a handle slot of this symbol type.
-fn header_index_type(ty: u8) -> u32 {
-    match ty {
-        STT_CUDA_SURFACE => RelocType::R_CUDA_SURF_HEADER_INDEX.0,
-        STT_CUDA_SAMPLER => RelocType::R_CUDA_SAMP_HEADER_INDEX.0,
-        _ => RelocType::R_CUDA_TEX_HEADER_INDEX.0,
-    }
-}
-
-/// The slot of handle `name` for the kernel whose text is `text`:
-/// (constant0 output section, slot offset, first use in this kernel).
-///
-/// nvlink numbers handles module-wide: slots start after the largest
-/// parameter bank of the link (measured: an sm_90 kernel with 0x218 bytes of
-/// parameters gets its first slot at 0x21c when another kernel's bank is
-/// 0x21c), one 4-byte slot per handle in order of first use, so a handle has
-/// the same offset in every kernel; each bank grows to cover its slots.
-fn texture_slot(
-    f: &InputFile<'_>,
-    plan: &mut Plan,
-    text: u32,
-    name: &str,
-) -> Option<(OutSecId, u64, bool)> {
-    let kernel_text = f.owner.get(text as usize).copied().flatten()?;
-    let c0 = f.cubin.sections.iter().find(|s| {
-        s.sh_type == SHT_CUDA_CONSTANT0 && s.info == kernel_text && s.flags & SHF_INFO_LINK != 0
-    })?;
-    let out = plan.placement[f.id.0 as usize][c0.index as usize]?.out;
-    if plan.tex_base.is_none() {
-        let base = plan
-            .sections
-            .iter()
-            .filter(|s| s.role == Role::Const0)
-            .map(|s| s.size)
-            .max()
-            .unwrap_or(0);
-        let a = super::blackwell::handle_slot_align(plan.arch);
-        plan.tex_base = Some(base.div_ceil(a) * a);
-    }
-    let base = plan.tex_base.unwrap_or(0);
-    let off = match plan.tex_slots.iter().position(|n| n == name) {
-        Some(i) => base + 4 * i as u64,
-        None => {
-            plan.tex_slots.push(name.to_string());
-            base + 4 * (plan.tex_slots.len() as u64 - 1)
-        }
-    };
-    let fresh = plan.tex_used.insert((out, name.to_string()));
-    let sec = plan.sec_mut(out);
-    sec.size = sec.size.max(off + 4);
-    Some((out, off, fresh))
 }
 
 /// Creates the output relocation sections (one per target section and REL/RELA kind).

@@ -165,10 +165,8 @@ pub(crate) struct Plan {
     pub patches: Vec<Vec<Vec<Patch>>>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
     pub kept: super::relocate::KeptList,
-    /// Texture/surface handles in slot order (module-wide numbering).
-    pub tex_slots: Vec<String>,
-    /// First slot offset (after the largest parameter bank), fixed on first use.
-    pub tex_base: Option<u64>,
+    /// Texture/sampler/surface handles and their slots (`texslots.rs`).
+    pub tex: super::texslots::TexSlots,
     /// Where each merged `.common` variable was allocated.
     pub common: HashMap<super::GlobalId, Placement>,
     /// (parameter bank, handle) pairs that already have their driver relocation.
@@ -351,8 +349,7 @@ pub(crate) fn plan(
             .map(|f| vec![Vec::new(); f.cubin.sections.len()])
             .collect(),
         kept: Default::default(),
-        tex_slots: Vec::new(),
-        tex_base: None,
+        tex: Default::default(),
         common: HashMap::default(),
         tex_used: Default::default(),
         order: Vec::new(),

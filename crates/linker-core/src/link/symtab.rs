@@ -281,7 +281,10 @@ pub(crate) fn build<'a>(
                     continue;
                 }
                 let reserved = name.starts_with(".nv.reservedSmem");
-                if !rel && !reserved && !referenced_undef.contains(&gid) {
+                // Texture/sampler/surface handles stay even when unreferenced
+                // (nvlink: every handle gets a slot, see texslots.rs).
+                let handle = super::relocate::is_texture_kind(sym.ty());
+                if !rel && !reserved && !handle && !referenced_undef.contains(&gid) {
                     continue;
                 }
                 // nvlink -r turns the weak `__UFT*`/`__UDT*` helpers GLOBAL.
