@@ -500,6 +500,58 @@ fn output_is_identical_for_any_thread_count_and_run() {
     );
 }
 
+/// An [`linker_core::OutputSink`] whose windows start as garbage, as a
+/// reused buffer's would: the writer must write every byte of each window.
+#[derive(Default)]
+struct PoisonSink {
+    image: Vec<u8>,
+    window: Vec<u8>,
+    at: usize,
+}
+
+impl linker_core::OutputSink for PoisonSink {
+    fn begin(&mut self, size: usize) -> std::io::Result<()> {
+        self.image = vec![0x5a; size];
+        Ok(())
+    }
+    fn window(&mut self, range: std::ops::Range<usize>) -> &mut [u8] {
+        self.window = vec![0xa5; range.len()];
+        self.at = range.start;
+        &mut self.window
+    }
+    fn release(&mut self, range: std::ops::Range<usize>) {
+        assert_eq!(range.start, self.at, "released a window that was not given");
+        self.image[range].copy_from_slice(&self.window);
+    }
+}
+
+#[test]
+fn the_writer_writes_every_byte_of_each_window() {
+    let mut n = 0;
+    for case in cases().iter().filter(|c| c.expect_ok) {
+        for sm in [90, 75, 100] {
+            if !case.archs.contains(&sm) {
+                continue;
+            }
+            n += 1;
+            let expected = link_case(case, sm)
+                .unwrap_or_else(|f| panic!("{} sm_{sm}: {}", case.name, render_failure(&f)))
+                .cubin;
+            let mut sink = PoisonSink::default();
+            linker_core::link_to(&options(case, sm), &mut sink)
+                .unwrap_or_else(|f| panic!("{} sm_{sm}: {}", case.name, render_failure(&f)));
+            if let Some(at) = expected.iter().zip(&sink.image).position(|(a, b)| a != b) {
+                panic!(
+                    "{} sm_{sm}: byte {at:#x} depends on the sink's previous contents",
+                    case.name
+                );
+            }
+            assert_eq!(expected.len(), sink.image.len(), "{} sm_{sm}", case.name);
+        }
+    }
+    assert!(n > 0);
+}
+
 /// Runs `tool args... file`; `Err` unless it exits 0 with no "error" on stderr
 /// and prints something.
 fn read_clean(tool: &Path, args: &[&str], file: &Path) -> Result<(), String> {

@@ -26,6 +26,7 @@ use super::InputFile;
 use crate::arch::SmArch;
 use crate::elf::*;
 use crate::fxhash::HashMap;
+use rayon::prelude::*;
 use std::collections::BTreeSet;
 
 /// Bytes nvlink (and ptxas) add to every kernel's shared window on sm_90+.
@@ -129,9 +130,12 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
         }
     }
     // What each live function's own code uses: module-scope variables, dynamic.
-    let mut uses: HashMap<u32, (Vec<SymRef>, bool)> = HashMap::default();
-    for f in files {
+    // Each file's relocations are scanned in parallel (a function's code is in
+    // one file, so merging the files' results keeps first-use order).
+    type Uses = (Vec<SymRef>, bool);
+    let scan = |f: &InputFile<'_>| -> Vec<(u32, Uses)> {
         let fid = f.id.0 as usize;
+        let mut found: Vec<(u32, Uses)> = Vec::new();
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let Some(fi) = live.func_of_text[fid]
                 .get(rs.info as usize)
@@ -148,22 +152,47 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
                     file: f.id,
                     index: r.sym,
                 };
+                let entry = |found: &mut Vec<(u32, Uses)>| -> usize {
+                    match found.iter().position(|(g, _)| *g == fi) {
+                        Some(i) => i,
+                        None => {
+                            found.push((fi, Uses::default()));
+                            found.len() - 1
+                        }
+                    }
+                };
                 match classify(files, db, sr) {
-                    Some(SharedRef::Dynamic) => uses.entry(fi).or_default().1 = true,
+                    Some(SharedRef::Dynamic) => {
+                        let i = entry(&mut found);
+                        found[i].1 .1 = true;
+                    }
                     Some(SharedRef::Var(def))
                         if files[def.file.0 as usize].cubin.symbols[def.index as usize]
                             .section()
                             .is_some_and(|s| out.module_sections.contains(&(def.file.0, s))) =>
                     {
-                        let e = uses.entry(fi).or_default();
-                        if !e.0.contains(&def) {
-                            e.0.push(def);
+                        let i = entry(&mut found);
+                        let vars = &mut found[i].1 .0;
+                        if !vars.contains(&def) {
+                            vars.push(def);
                         }
                     }
                     _ => {}
                 }
             }
         }
+        found
+    };
+    let per_file: Vec<Vec<(u32, Uses)>> = files.par_iter().with_min_len(32).map(scan).collect();
+    let mut uses: HashMap<u32, Uses> = HashMap::default();
+    for (fi, (vars, dynamic)) in per_file.into_iter().flatten() {
+        let e = uses.entry(fi).or_default();
+        for v in vars {
+            if !e.0.contains(&v) {
+                e.0.push(v);
+            }
+        }
+        e.1 |= dynamic;
     }
     // Which kernels reach each user function (reverse walk over callers).
     let n = live.funcs.len();

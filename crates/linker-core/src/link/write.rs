@@ -196,6 +196,7 @@ fn write_ehdr(out: &mut [u8], files: &[InputFile<'_>], plan: &Plan, layout: &Lay
         // extended numbering (measured: 0x06005a04 → 0x07005a04).
         flags |= EF_CUDA_EXTENDED_SECTIONS;
     }
+    out.fill(0); // e_ident padding: every byte is written
     out[..4].copy_from_slice(b"\x7fELF");
     out[4] = 2;
     out[5] = 1;
@@ -232,6 +233,10 @@ fn write_ehdr(out: &mut [u8], files: &[InputFile<'_>], plan: &Plan, layout: &Lay
 /// `sh_info` is the output symbol index of their function (`func_index`).
 fn write_shdrs(out: &mut [u8], plan: &Plan, layout: &Layout, func_index: &[u32]) {
     let count = plan.sections.len() as u64;
+    // The null header: zero, except the extended section count. (Every byte is
+    // written: a sink's window may hold anything before, see `OutputSink`.)
+    let null = SHDR_SIZE.min(out.len());
+    out[..null].fill(0);
     if count >= u64::from(SHN_LORESERVE) {
         put64(out, 32, count);
     }
