@@ -7,19 +7,25 @@
 //! ```text
 //! u32 SASS text section index   (rewritten by the linker)
 //! u32 0xc0000001
-//! u32 n                         instructions of .text.<fn> up to its final BRA
+//! u32 n                         capsule instructions (see below)
 //! u32 mask[ceil(n/32)]          bit i (LSB first) = 1: instruction i is implicit
 //! items ...                     one per zero bit except the last, in order
 //! u16 trailer                   the last zero bit (the final BRA)
 //! ```
 //!
+//! The capsule instructions are the SASS instructions of `.text.<fn>` up to
+//! its final `BRA` (the NOP padding after it excluded), minus those guarded by
+//! `!PT` (never executed; e.g. the `@!PT LDS RZ, [RZ]` fillers next to
+//! `LDGSTS`); NOPs inside the code are capsule instructions.
+//!
 //! Items by their first bytes: `0x01` (16 bytes), `0x02` (32 bytes: 16 bytes
 //! of description, then the instruction's raw 16-byte Mercury encoding),
-//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes, seen for a `DEPBAR`). Only
-//! that much was measured (every capsule of the `tests/link` fixtures and of
-//! about 1500 generated functions); a capsule with any other item, or whose
-//! items do not match its mask one to one, is reported as undecodable and left
-//! alone by the caller.
+//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and `51 01` /
+//! `51 02` (a 2-byte prefix before a `0x01` / `0x02` item, seen on an
+//! `LDGSTS`). Only that much was measured (every capsule of the `tests/link`
+//! fixtures and of about 1800 generated functions); a capsule with any other
+//! item, or whose items do not match its mask one to one, is reported as
+//! undecodable and left alone by the caller.
 
 use std::fmt;
 
@@ -63,17 +69,21 @@ impl fmt::Display for CapsuleError {
 pub(crate) struct CapsuleLayout {
     /// Instruction count `n` of the header.
     instructions: u32,
-    /// (instruction index, byte offset of its item, item kind), ascending.
+    /// (instruction index, byte offset of its record, record kind), ascending;
+    /// the record follows the 2-byte prefix of `0x51` items.
     explicit: Vec<(u32, usize, u8)>,
 }
 
-/// Length of the item starting `item`, for the kinds measured.
-fn item_len(item: &[u8]) -> Option<usize> {
+/// (length of the item starting `item`, offset of its record inside it), for
+/// the kinds measured.
+fn item_len(item: &[u8]) -> Option<(usize, usize)> {
     match item {
-        [0x01, ..] => Some(16),
-        [0x02, ..] => Some(32),
-        [0x41 | 0x42, ..] => Some(4),
-        [0xd0, 0x00, ..] => Some(2),
+        [0x01, ..] => Some((16, 0)),
+        [0x02, ..] => Some((32, 0)),
+        [0x41 | 0x42, ..] => Some((4, 0)),
+        [0xd0, 0x00, ..] => Some((2, 0)),
+        [0x51, 0x01, 0x01, ..] => Some((18, 2)),
+        [0x51, 0x02, 0x02, ..] => Some((34, 2)),
         _ => None,
     }
 }
@@ -107,12 +117,12 @@ impl CapsuleLayout {
         let mut at = items_start;
         while at < end {
             let tag = bytes[at];
-            let len =
+            let (len, record) =
                 item_len(&bytes[at..end]).ok_or(CapsuleError::UnknownItem { offset: at, tag })?;
             let lane = *zeros
                 .get(explicit.len())
                 .ok_or(CapsuleError::Inconsistent)?;
-            explicit.push((lane, at, tag));
+            explicit.push((lane, at + record, bytes[at + record]));
             at += len;
         }
         // Exactly at the trailer, and one zero bit (the final BRA) left for it.
@@ -139,6 +149,23 @@ impl CapsuleLayout {
         let (_, at, tag) = self.explicit[i];
         (tag == 0x02).then_some(at + 16)
     }
+}
+
+/// The capsule instruction index of each SASS instruction of `text` (16-byte
+/// units): instructions guarded by `!PT` (predicate nibble, bits 12..15 of
+/// the first word, 0xf) have none and do not count.
+pub(crate) fn capsule_indices(text: &[u8]) -> Vec<Option<u32>> {
+    let mut next = 0u32;
+    text.chunks_exact(16)
+        .map(|ins| {
+            if (ins[1] >> 4) == 0xf {
+                None
+            } else {
+                next += 1;
+                Some(next - 1)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -193,12 +220,34 @@ mod tests {
         let l = CapsuleLayout::parse(&b2).expect("decodes");
         assert_eq!(l.raw_instruction(0), None);
         assert_eq!(l.raw_instruction(2), Some(0x10 + 2 + 16));
+        // A `51 02` prefix before the record: its raw copy moves by 2.
+        let mut p = b2.clone();
+        p.splice(0x12..0x12, [0x51, 0x02]);
+        let l = CapsuleLayout::parse(&p).expect("decodes");
+        assert_eq!(l.raw_instruction(2), Some(0x10 + 2 + 2 + 16));
         // `d0 xx` with xx != 0 is not an item kind measured.
         b2[0x10 + 1] = 0x05;
         assert!(matches!(
             CapsuleLayout::parse(&b2),
             Err(CapsuleError::UnknownItem { offset: 0x10, .. })
         ));
+    }
+
+    #[test]
+    fn never_executed_instructions_do_not_count() {
+        let mut text = vec![0u8; 16 * 5];
+        // 0: LDGSTS-like, 1..2: `@!PT LDS RZ, [RZ]`, 3: NOP, 4: anything.
+        for (i, lo) in [0x7fae_u16, 0xf984, 0xf984, 0x7918, 0x7c10]
+            .into_iter()
+            .enumerate()
+        {
+            text[16 * i..16 * i + 2].copy_from_slice(&lo.to_le_bytes());
+        }
+        assert_eq!(
+            capsule_indices(&text),
+            [Some(0), None, None, Some(1), Some(2)]
+        );
+        assert!(capsule_indices(&text[..15]).is_empty());
     }
 
     #[test]

@@ -40,7 +40,7 @@
 //!   (see [`super::capsule`]); the SASS instruction is found through the SASS
 //!   relocation of the same operand (`docs/blackwell.md` §4).
 
-use super::capsule::CapsuleLayout;
+use super::capsule::{capsule_indices, CapsuleLayout};
 use super::live::Live;
 use super::relocate::{is_driver_provided, stays_undefined, UNIFIED_TABLE_SYMBOLS};
 use super::sections::{Body, InfoTo, LinkTo, OutSection, Patch, Placement, Plan, Role};
@@ -1122,7 +1122,8 @@ impl<'d> Mercury<'d> {
 /// ptxas writes, for the same operand, a SASS relocation with the same symbol
 /// index and addend in `.rela.text.<fn>`, in the same order. So the k-th
 /// Mercury relocation of a (symbol, addend) pair is the k-th SASS one, whose
-/// offset / 16 is the instruction index in the capsule; the value goes at the
+/// instruction (offset / 16, not counting `!PT`-guarded instructions before
+/// it) is the capsule instruction; the value goes at the
 /// same byte of the 16-byte unit (`r_offset % 16`) in the instruction's raw
 /// copy, with the Mercury type's own field (`ABS32`: 32 bits, `ABS16`: 16).
 /// Implicit instructions (no raw copy in the capsule) get nothing: the
@@ -1154,6 +1155,10 @@ fn write_capsule_operands(
     else {
         return;
     };
+    let Some(text_data) = f.cubin.sections.get(text as usize).map(|s| s.data) else {
+        return;
+    };
+    let index = capsule_indices(text_data);
     let mut sass: BTreeMap<(u32, i64), Vec<u64>> = BTreeMap::new();
     for rs in f
         .cubin
@@ -1191,8 +1196,9 @@ fn write_capsule_operands(
             if within + width > 16 {
                 continue;
             }
-            let Some(raw) = u32::try_from(sass_offset / 16)
+            let Some(raw) = usize::try_from(sass_offset / 16)
                 .ok()
+                .and_then(|i| index.get(i).copied().flatten())
                 .and_then(|i| layout.raw_instruction(i))
             else {
                 continue; // implicit: rebuilt from the SASS
