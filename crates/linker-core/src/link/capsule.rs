@@ -23,7 +23,7 @@
 //! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and `51 01` /
 //! `51 02` (a 2-byte prefix before a `0x01` / `0x02` item, seen on an
 //! `LDGSTS`). Only that much was measured (every capsule of the `tests/link`
-//! fixtures and of about 1800 generated functions); a capsule with any other
+//! fixtures and of about 2300 generated functions); a capsule with any other
 //! item, or whose items do not match its mask one to one, is reported as
 //! undecodable and left alone by the caller.
 
