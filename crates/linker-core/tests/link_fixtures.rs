@@ -30,21 +30,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[];
 /// must link like nvlink). Tracked in docs/blackwell.md ("Known gaps").
 const KNOWN_ARCH_GAPS: &[(&str, &[u32], &str)] = &[
     (
-        "const_multi",
-        &[100, 120],
-        "capsule bytes of resolved constant-bank operands (.nv.capmerc.text.*) are not patched: capsule encoding not decoded",
-    ),
-    (
-        "tex_surf",
-        &[100, 120],
-        "capsule bytes of texture/surface header-table slots (.nv.capmerc.text.*) are not patched: capsule encoding not decoded",
-    ),
-    (
-        "all_nine",
-        &[100, 103, 120, 121],
-        "capsule bytes of resolved constant-bank and header-table operands are not patched (see const_multi, tex_surf)",
-    ),
-    (
         "weak_strong",
         &[100, 120],
         "nvlink writes the strong definition's Mercury frame entry into .debug_frame and a .text.<weak> Mercury section symbol: not reproduced",

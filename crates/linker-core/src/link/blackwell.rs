@@ -74,9 +74,13 @@ pub(crate) fn limited_output_warning(input: SmArch, target: SmArch, file: &str) 
 }
 
 /// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` as ptxas 13.0.88 writes it for a
-/// target SM (first byte of the 8-byte value; the rest is zero), which nvlink
-/// keeps in Blackwell outputs: 0x09 for sm_100, 0x50 for sm_120, 0 otherwise
-/// (sm_103, sm_110, sm_121). Measured: an sm_103 link of sm_100 objects writes 0.
+/// target SM (first byte of the 8-byte value; the rest is zero): 0x09 for
+/// sm_100, 0x50 for sm_120, 0 otherwise (sm_103, sm_110, sm_121). ptxas
+/// clears bits for some code (0x01 for an sm_100 object using `cp.async` and
+/// emulated double precision); nvlink writes this value ANDed with that of
+/// every input holding functions (measured: sm_100 links of 0x01 + 0x09
+/// objects, either order, give 0x01; data-only objects write 0 and restrict
+/// nothing, `data_ptr_init`; an sm_103 link of sm_100 objects gives 0).
 pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     let first = match target.sm {
         100 => 0x09,
@@ -90,7 +94,7 @@ pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
 /// output: the accelerator-target flag follows the *target's* variant (any
 /// arch: an `sm_90a` link of `sm_90` objects writes 1, an `sm_90` link of
 /// `sm_90a` objects 0), and on Blackwell the fast-path finalization value is
-/// the target SM's.
+/// the target SM's, restricted to the bits every input has.
 pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmArch) {
     let has = |m: &Vec<OwnedRecord<EiCompat>>, a: EiCompat| m.iter().any(|r| r.attr == a);
     // CUDA 12 objects lack some attributes nvlink 13 always writes (measured with
@@ -125,7 +129,14 @@ pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmA
                 r.value = OwnedValue::Byte(u8::from(target.variant == ArchVariant::Specific));
             }
             EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE if target.is_blackwell_or_later() => {
-                r.value = OwnedValue::Bytes(fastpath_finalize_value(target).to_vec());
+                // The inputs' AND (merged by `nvinfo`; empty when no input had it).
+                let mut v = fastpath_finalize_value(target).to_vec();
+                if let OwnedValue::Bytes(inputs) = &r.value {
+                    for (o, i) in v.iter_mut().zip(inputs) {
+                        *o &= i;
+                    }
+                }
+                r.value = OwnedValue::Bytes(v);
             }
             _ => {}
         }

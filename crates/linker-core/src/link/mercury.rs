@@ -33,11 +33,14 @@
 //!   records (`EXTERNS`, `NUM_BARRIERS`, recursion's `CRS_STACK_SIZE`) taken
 //!   from the output `.nv.info.<fn>`.
 //!
-//! Known gap: nvlink also writes the values it resolves (constant-bank
-//! offsets, shared-memory offsets, header-table slots) into the capsule bytes,
-//! at positions given by the capsule encoding, which is not decoded here; those
-//! capsules are copied unpatched (see `docs/blackwell.md`).
+//! - the values resolved into capsule instructions (module-constant offsets
+//!   of `ABS16`/`ABS32` relocations against `.nv.constant3` symbols, and the
+//!   header-table slot offsets of texture/surface handles) are written into
+//!   the raw Mercury instruction the capsule carries for that SASS instruction
+//!   (see [`super::capsule`]); the SASS instruction is found through the SASS
+//!   relocation of the same operand (`docs/blackwell.md` §4).
 
+use super::capsule::{capsule_indices, CapsuleLayout};
 use super::live::Live;
 use super::relocate::{is_driver_provided, stays_undefined, UNIFIED_TABLE_SYMBOLS};
 use super::sections::{Body, InfoTo, LinkTo, OutSection, Patch, Placement, Plan, Role};
@@ -49,7 +52,7 @@ use crate::elf::*;
 use crate::error::{Error, Result};
 use crate::reloc::mercury as rm;
 use crate::reloc::table::RelocType;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Section type of `.nv.merc.nv.constant.entry_image_header_indices.<k>`.
 pub const SHT_CUDA_MERC_HEADER_INDICES: u32 = 0x7000_0079;
@@ -87,6 +90,19 @@ enum MTarget {
     Section(OutSecId),
     /// Symbol 0.
     Null,
+}
+
+/// A Mercury relocation of a capsule that the linker resolves: its value
+/// goes into the capsule's copy of the instruction.
+#[derive(Debug, Clone, Copy)]
+struct Operand {
+    /// `r_offset` (in the Mercury instruction stream, 16-byte units).
+    offset: u64,
+    rtype: u32,
+    /// Symbol index (`.nv.merc.symtab`, index-aligned with `.symtab`).
+    sym: u32,
+    addend: i64,
+    value: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -369,6 +385,8 @@ impl<'d> Mercury<'d> {
                 };
                 let target = &f.cubin.sections[rs.info as usize];
                 let debug_target = target.flags & SHF_ALLOC == 0;
+                let is_capsule = target.sh_type == SHT_CUDA_CAPMERC_TEXT;
+                let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rs
                     .data
                     .chunks_exact(24)
@@ -439,7 +457,21 @@ impl<'d> Mercury<'d> {
                         continue;
                     }
                     if sym.is_undefined() && super::relocate::is_texture_kind(sym.ty()) {
-                        continue; // the slot goes into the capsule; tables: header_tables()
+                        // The slot goes into the capsule (the tables: header_tables()).
+                        if is_capsule {
+                            if let Some(slot) =
+                                plan.tex.handles.iter().position(|h| h.name == sym.name)
+                            {
+                                operands.push(Operand {
+                                    offset,
+                                    rtype,
+                                    sym: si,
+                                    addend,
+                                    value: (4 * slot as u64).wrapping_add(addend as u64),
+                                });
+                            }
+                        }
+                        continue;
                     }
                     if sym.is_undefined()
                         && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
@@ -471,10 +503,31 @@ impl<'d> Mercury<'d> {
                         continue;
                     };
                     let dsec = &df.cubin.sections[dsec_idx as usize];
-                    if dsec.sh_type == SHT_CUDA_SHARED
-                        || (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type)
-                    {
-                        continue; // resolved by the linker (value goes into the capsule)
+                    let in_const =
+                        (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
+                    if in_const && is_capsule {
+                        // The constant's offset in its bank, as the SASS pass resolves it.
+                        if let Some(dp) = plan.placement[def.file.0 as usize]
+                            .get(dsec_idx as usize)
+                            .copied()
+                            .flatten()
+                        {
+                            let base = if dsym.ty() == STT_SECTION {
+                                0
+                            } else {
+                                dsym.value
+                            };
+                            operands.push(Operand {
+                                offset,
+                                rtype,
+                                sym: si,
+                                addend,
+                                value: dp.offset.wrapping_add(base).wrapping_add(addend as u64),
+                            });
+                        }
+                    }
+                    if dsec.sh_type == SHT_CUDA_SHARED || in_const {
+                        continue; // resolved by the linker
                     }
                     // The Mercury twin's section: a Mercury section, or a shared one.
                     let msec = if dsym.ty() == STT_SECTION {
@@ -509,6 +562,9 @@ impl<'d> Mercury<'d> {
                         continue;
                     }
                     self.kept.push(keep(MTarget::Input(def), addend));
+                }
+                if !operands.is_empty() {
+                    write_capsule_operands(f, rs.info, operands, plan);
                 }
             }
         }
@@ -1042,6 +1098,106 @@ impl<'d> Mercury<'d> {
             let s = plan.sec_mut(id);
             s.size = bytes.len() as u64;
             s.body = Body::Bytes(bytes);
+        }
+    }
+}
+
+/// Writes the values of resolved Mercury relocations of capsule `capsule`
+/// (input section index of `f`) into the raw Mercury instructions the capsule
+/// carries, as nvlink does.
+///
+/// A Mercury relocation's offset counts Mercury instructions, which do not
+/// map one to one onto the capsule's (SASS) instructions; its SASS twin does:
+/// ptxas writes, for the same operand, a SASS relocation with the same symbol
+/// index and addend in `.rela.text.<fn>`, in the same order. So the k-th
+/// Mercury relocation of a (symbol, addend) pair is the k-th SASS one, whose
+/// instruction (offset / 16, not counting `!PT`-guarded instructions before
+/// it) is the capsule instruction; the value goes at the
+/// same byte of the 16-byte unit (`r_offset % 16`) in the instruction's raw
+/// copy, with the Mercury type's own field (`ABS32`: 32 bits, `ABS16`: 16).
+/// Implicit instructions (no raw copy in the capsule) get nothing: the
+/// finalizer rebuilds them from the patched SASS. Capsules this module cannot
+/// decode, and pairs whose counts differ, are left unpatched (traced).
+fn write_capsule_operands(
+    f: &InputFile<'_>,
+    capsule: u32,
+    operands: Vec<Operand>,
+    plan: &mut Plan,
+) {
+    let sec = &f.cubin.sections[capsule as usize];
+    let layout = match CapsuleLayout::parse(sec.data) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::debug!(
+                file = f.name,
+                section = sec.name,
+                "capsule left unpatched: {e}"
+            );
+            return;
+        }
+    };
+    let Some(text) = f
+        .cubin
+        .symbols
+        .get(sec.info as usize)
+        .and_then(|s| s.section())
+    else {
+        return;
+    };
+    let Some(text_data) = f.cubin.sections.get(text as usize).map(|s| s.data) else {
+        return;
+    };
+    let index = capsule_indices(text_data);
+    let mut sass: BTreeMap<(u32, i64), Vec<u64>> = BTreeMap::new();
+    for rs in f
+        .cubin
+        .sections
+        .iter()
+        .filter(|s| s.is_reloc() && s.info == text)
+    {
+        for r in f.cubin.relocs(rs) {
+            sass.entry((r.sym, r.addend)).or_default().push(r.offset);
+        }
+    }
+    let mut merc: BTreeMap<(u32, i64), Vec<Operand>> = BTreeMap::new();
+    for op in operands {
+        merc.entry((op.sym, op.addend)).or_default().push(op);
+    }
+    for (key, mut ops) in merc {
+        let Some(mut offsets) = sass.remove(&key).filter(|o| o.len() == ops.len()) else {
+            tracing::debug!(
+                file = f.name,
+                section = sec.name,
+                symbol = key.0,
+                "capsule operand without its SASS relocation: left unpatched"
+            );
+            continue;
+        };
+        ops.sort_by_key(|o| o.offset);
+        offsets.sort_unstable();
+        for (op, sass_offset) in ops.iter().zip(offsets) {
+            let width = match op.rtype {
+                rm::R_MERCURY_ABS32 => 4,
+                rm::R_MERCURY_ABS16 => 2,
+                _ => continue,
+            };
+            let within = op.offset % 16;
+            if within + width > 16 {
+                continue;
+            }
+            let Some(raw) = usize::try_from(sass_offset / 16)
+                .ok()
+                .and_then(|i| index.get(i).copied().flatten())
+                .and_then(|i| layout.raw_instruction(i))
+            else {
+                continue; // implicit: rebuilt from the SASS
+            };
+            plan.patches[f.id.0 as usize][capsule as usize].push(Patch {
+                offset: raw as u64 + within,
+                rtype: op.rtype,
+                value: op.value,
+                bank: None,
+            });
         }
     }
 }

@@ -21,6 +21,7 @@
 //! `tracing` span named after it (`-v` prints their timings).
 
 mod blackwell;
+mod capsule;
 mod hints;
 mod layout;
 mod live;

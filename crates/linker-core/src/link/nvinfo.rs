@@ -886,6 +886,11 @@ pub(crate) fn build(
     if let Some(id) = meta.compat {
         let mut merged: Vec<OwnedRecord<EiCompat>> = Vec::new();
         for f in files {
+            let has_code = f
+                .cubin
+                .sections
+                .iter()
+                .any(|s| s.name.starts_with(".text."));
             for s in f
                 .cubin
                 .sections
@@ -896,13 +901,25 @@ pub(crate) fn build(
                     compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
                     if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE
-                        && !arch.is_blackwell_or_later()
+                        && (!arch.is_blackwell_or_later() || !has_code)
                     {
+                        // Objects without functions write 0 and restrict nothing.
                         continue;
                     }
                     let owned = rec.to_owned_record();
                     match merged.iter_mut().find(|m| m.attr == owned.attr) {
                         None => merged.push(owned),
+                        // Blackwell: a bit set in every input (AND; see
+                        // `blackwell::adjust_compat`).
+                        Some(m) if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE => {
+                            if let (OwnedValue::Bytes(old), OwnedValue::Bytes(new)) =
+                                (&mut m.value, &owned.value)
+                            {
+                                for (o, n) in old.iter_mut().zip(new) {
+                                    *o &= n;
+                                }
+                            }
+                        }
                         Some(m) => {
                             let new_v = owned.as_record().int_value();
                             let old_v = m.as_record().int_value();

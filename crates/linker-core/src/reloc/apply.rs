@@ -288,8 +288,14 @@ pub fn value_for(kind: ValueKind, value: u64) -> Option<u64> {
 /// Applies relocation type `rtype` at the start of `site` with a resolved
 /// value and, for constant-bank relocations, the bank number (`CBANK` fields;
 /// `CBANK4` takes its fifth bit). Fields without a value keep their bits.
+/// R_MERCURY types (`0x10000 + n`) use the Mercury table.
 pub fn apply_resolved(rtype: u32, site: &mut [u8], value: u64, bank: Option<u64>) -> Result<()> {
-    let desc = describe(rtype).ok_or_else(|| {
+    let desc = if crate::reloc::mercury::is_mercury(rtype) {
+        crate::reloc::mercury::describe_mercury(rtype)
+    } else {
+        describe(rtype)
+    };
+    let desc = desc.ok_or_else(|| {
         crate::error::Error::new(
             crate::error::ErrorKind::Unsupported,
             format!("unknown relocation type {rtype}"),

@@ -27,6 +27,10 @@ pub const R_MERCURY_COUNT: usize = 65;
 
 /// `R_MERCURY_ABS64` (index 2).
 pub const R_MERCURY_ABS64: u32 = R_MERCURY_BASE + 2;
+/// `R_MERCURY_ABS32` (index 3).
+pub const R_MERCURY_ABS32: u32 = R_MERCURY_BASE + 3;
+/// `R_MERCURY_ABS16` (index 4).
+pub const R_MERCURY_ABS16: u32 = R_MERCURY_BASE + 4;
 /// `R_MERCURY_ABS32_LO` (index 5).
 pub const R_MERCURY_ABS32_LO: u32 = R_MERCURY_BASE + 5;
 /// `R_MERCURY_ABS32_HI` (index 6).
