@@ -265,6 +265,32 @@ fn cstr_at(table: &[u8], off: u32) -> Option<&[u8]> {
         .map(std::ffi::CStr::to_bytes)
 }
 
+/// A string table, checked as UTF-8 once as a whole when it is (then each
+/// name needs only its NUL found; per-name validation was 5% of a large link).
+struct Names<'d> {
+    bytes: &'d [u8],
+    text: Option<&'d str>,
+}
+
+impl<'d> Names<'d> {
+    fn new(bytes: &'d [u8]) -> Self {
+        Names {
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+        }
+    }
+    fn get(&self, off: u32, what: &str) -> Result<&'d str> {
+        if let (Some(text), Some(bytes)) = (self.text, cstr_at(self.bytes, off)) {
+            // A NUL is a character boundary; `off` may not be one (then the
+            // per-name path reports the error).
+            if let Some(name) = text.get(off as usize..off as usize + bytes.len()) {
+                return Ok(name);
+            }
+        }
+        name_at(self.bytes, off, what)
+    }
+}
+
 fn name_at<'d>(table: &'d [u8], off: u32, what: &str) -> Result<&'d str> {
     let bytes = cstr_at(table, off).ok_or_else(|| {
         Error::malformed(format!(
@@ -497,13 +523,16 @@ impl<'data> Cubin<'data> {
             }
             datas[idx].ok_or_else(|| out_of_file(idx, format!("#{idx}")))?
         };
+        let shstr_names = Names::new(shstr);
         let mut sections = Vec::with_capacity(count);
         for (i, r) in raw.iter().enumerate() {
             let (name_off, sh_type, flags, addr, offset, size, link, info, addralign, entsize) = *r;
             let name = if i == 0 {
                 ""
             } else {
-                name_at(shstr, name_off, "section").map_err(|e| e.in_section(format!("#{i}")))?
+                shstr_names
+                    .get(name_off, "section")
+                    .map_err(|e| e.in_section(format!("#{i}")))?
             };
             if link as usize >= count.max(1) {
                 return Err(Error::malformed(format!(
@@ -610,12 +639,14 @@ impl<'data> Cubin<'data> {
             .iter()
             .find(|s| s.sh_type == SHT_SYMTAB_SHNDX && s.link == symtab.index)
             .map(|s| s.data);
+        let names = Names::new(strdata);
         let mut symbols = Vec::with_capacity(symtab.data.len() / SYM_SIZE);
         for (i, e) in symtab.data.chunks_exact(SYM_SIZE).enumerate() {
             let name_offset = le::u32(e, 0).unwrap_or(0);
             let shndx = le::u16(e, 6).unwrap_or(0);
             let at = (i * SYM_SIZE) as u64;
-            let name = name_at(strdata, name_offset, "symbol")
+            let name = names
+                .get(name_offset, "symbol")
                 .map_err(|err| err.in_section(symtab.name).at(at))?;
             let mut ext_shndx = 0u32;
             if shndx == SHN_XINDEX {
