@@ -159,6 +159,8 @@ struct MercSym {
     info: u8,
     other: u8,
     shndx: u16,
+    /// The `.nv.merc.symtab_shndx` entry of an `SHN_XINDEX` symbol.
+    ext_shndx: Option<u32>,
     value: u64,
     size: u64,
 }
@@ -177,20 +179,34 @@ fn merc_symbols(c: &Cubin<'_>) -> Vec<MercSym> {
         .get(st.link as usize)
         .map(|s| s.data)
         .unwrap_or(&[]);
+    // `.nv.merc.symtab_shndx`: the real index of SHN_XINDEX entries.
+    let ext = c
+        .sections
+        .iter()
+        .find(|s| s.sh_type == SHT_SYMTAB_SHNDX && s.link == st.index)
+        .map(|s| s.data)
+        .unwrap_or(&[]);
     st.data
         .chunks_exact(24)
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
             let off = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
             let name = strtab
                 .get(off..)
                 .and_then(|r| r.iter().position(|&b| b == 0).map(|n| &r[..n]))
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_else(|| format!("#name{off:#x}"));
+            let shndx = u16::from_le_bytes([e[6], e[7]]);
+            let ext_shndx = (shndx == SHN_XINDEX)
+                .then(|| ext.get(i * 4..i * 4 + 4))
+                .flatten()
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
             MercSym {
                 name,
                 info: e[4],
                 other: e[5],
-                shndx: u16::from_le_bytes([e[6], e[7]]),
+                shndx,
+                ext_shndx,
                 value: u64::from_le_bytes(e[8..16].try_into().unwrap_or([0; 8])),
                 size: u64::from_le_bytes(e[16..24].try_into().unwrap_or([0; 8])),
             }
@@ -1007,11 +1023,12 @@ fn merc_sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let sec = match s.shndx {
-                SHN_UNDEF => "UND".to_string(),
-                SHN_ABS => "ABS".to_string(),
-                SHN_COMMON => "COMMON".to_string(),
-                n => c.section_name(u32::from(n)),
+            let sec = match (s.shndx, s.ext_shndx) {
+                (SHN_XINDEX, Some(x)) => c.section_name(x),
+                (SHN_UNDEF, _) => "UND".to_string(),
+                (SHN_ABS, _) => "ABS".to_string(),
+                (SHN_COMMON, _) => "COMMON".to_string(),
+                (n, _) => c.section_name(u32::from(n)),
             };
             let name = if i == 0 {
                 String::new()

@@ -670,9 +670,10 @@ impl<'data> Cubin<'data> {
                     .at(at));
                 }
             }
-            // nvlink writes indices 0xff00..0xfffe raw in images that use extended
-            // numbering (only 0xffff and up go through SHN_XINDEX): in such a file
-            // a reserved-range value that names a section is that section.
+            // In images that use extended numbering nvlink writes some
+            // reserved-range indices raw (0xfff2 always, 0xff00 in
+            // `.nv.merc.symtab`; see `link::symtab::encode_shndx`): in such a
+            // file a reserved-range value that names a section is that section.
             if extended && (SHN_LORESERVE..SHN_XINDEX).contains(&shndx) && (shndx as usize) < nsec {
                 ext_shndx = u32::from(shndx);
             }

@@ -59,15 +59,40 @@ pub const SHT_CUDA_MERC_HEADER_INDICES: u32 = 0x7000_0079;
 
 /// Ordering groups of the family inside the output (after every SASS section),
 /// as nvlink lays them out.
+use super::symtab::encode_shndx;
+
 mod group {
     pub const TEXT: u8 = 0;
-    pub const DATA: u8 = 1;
-    pub const INFO: u8 = 2;
-    pub const INFO_FN: u8 = 3;
-    pub const RELA: u8 = 4;
-    pub const HEADER_INDICES: u8 = 5;
-    pub const ALIAS: u8 = 6;
-    pub const SYMTAB: u8 = 7;
+    /// `.nv.merc.symtab_shndx`: after the capsules (measured).
+    pub const SYMTAB_SHNDX: u8 = 1;
+    pub const DATA: u8 = 2;
+    pub const INFO: u8 = 3;
+    pub const INFO_FN: u8 = 4;
+    pub const RELA: u8 = 5;
+    pub const HEADER_INDICES: u8 = 6;
+    pub const ALIAS: u8 = 7;
+    pub const SYMTAB: u8 = 8;
+}
+
+/// The first section index nvlink writes through `SHN_XINDEX` in
+/// `.nv.merc.symtab`: one above `.symtab`'s (measured: index 0xff00 raw,
+/// 0xff01 and up extended, 0xfff2 raw as in `.symtab`).
+const FIRST_MERC_XINDEX: u32 = super::symtab::FIRST_XINDEX + 1;
+
+/// `.nv.merc.symtab_shndx` (created with `.symtab_shndx`, before the section
+/// order is fixed): the extended section indices of `.nv.merc.symtab`
+/// (`SHT_SYMTAB_SHNDX`, flags `SHF_CUDA_MERCURY`, as nvlink writes it).
+pub(crate) fn symtab_shndx_section(merc_symtab: OutSecId) -> OutSection {
+    let mut o = OutSection::new(
+        ".nv.merc.symtab_shndx",
+        SHT_SYMTAB_SHNDX,
+        Role::Mercury(group::SYMTAB_SHNDX),
+    );
+    o.flags = SHF_CUDA_MERCURY;
+    o.align = 4;
+    o.entsize = 4;
+    o.link = LinkTo::Section(merc_symtab);
+    o
 }
 
 /// One `.nv.merc.symtab` entry of an input.
@@ -197,13 +222,6 @@ fn read_symtab<'d>(f: &InputFile<'d>) -> Result<Vec<MSym<'d>>> {
         out.push(sym);
     }
     Ok(out)
-}
-
-/// A section index as a 16-bit `st_shndx`: `SHN_XINDEX` from 0xffff on (culink
-/// writes no `.nv.merc.symtab_shndx` yet: such links are beyond the measured
-/// Blackwell behaviour, see `docs/blackwell.md`).
-fn shndx16(index: u32) -> u16 {
-    u16::try_from(index).unwrap_or(SHN_XINDEX)
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -753,6 +771,18 @@ impl<'d> Mercury<'d> {
             _ => Vec::new(),
         };
         let n_main = main.len() / 24;
+        // `.symtab_shndx` (extended images): the real index of main entries
+        // that hold SHN_XINDEX.
+        let main_ext: Vec<u8> = match plan.find_role(Role::SymTabShndx).map(|x| &plan.sec(x).body) {
+            Some(Body::Bytes(b)) => b.clone(),
+            _ => Vec::new(),
+        };
+        let merc_ext_id = plan
+            .sections
+            .iter()
+            .position(|s| s.sh_type == SHT_SYMTAB_SHNDX && s.link == LinkTo::Section(symtab));
+        // Per output entry: its `.nv.merc.symtab_shndx` value.
+        let mut ext: Vec<u32> = vec![0];
         let mut placed = vec![false; plan.sections.len()];
         for p in plan.placement.iter().flatten().flatten() {
             placed[p.out.0 as usize] = true;
@@ -845,7 +875,9 @@ impl<'d> Mercury<'d> {
                 out.extend_from_slice(&name_off.to_le_bytes());
                 out.push(STT_SECTION);
                 out.push(0);
-                out.extend_from_slice(&shndx16(plan.index(note)).to_le_bytes());
+                let (shndx, x) = encode_shndx(plan.index(note), FIRST_MERC_XINDEX);
+                ext.push(x);
+                out.extend_from_slice(&shndx.to_le_bytes());
                 out.extend_from_slice(&[0; 16]);
                 continue;
             }
@@ -862,7 +894,9 @@ impl<'d> Mercury<'d> {
                 out.extend_from_slice(&name_off.to_le_bytes());
                 out.push(STT_SECTION);
                 out.push(0);
-                out.extend_from_slice(&shndx16(plan.index(*table)).to_le_bytes());
+                let (shndx, x) = encode_shndx(plan.index(*table), FIRST_MERC_XINDEX);
+                ext.push(x);
+                out.extend_from_slice(&shndx.to_le_bytes());
                 out.extend_from_slice(&[0; 16]);
                 continue;
             }
@@ -874,7 +908,7 @@ impl<'d> Mercury<'d> {
             let m_shndx = u16::from_le_bytes([e[6], e[7]]);
             let m_value = u64::from_le_bytes(e[8..16].try_into().expect("8"));
             let msec_in = f.cubin.sections.get(usize::from(ms.shndx));
-            let (shndx, value, out_sec) = match msec_in {
+            let ((shndx, x), value, out_sec) = match msec_in {
                 Some(s) if ms.shndx != 0 && ms.shndx < SHN_LORESERVE && is_merc(s) => {
                     match plan.placement[fid.0 as usize][s.index as usize] {
                         Some(p) => {
@@ -883,16 +917,25 @@ impl<'d> Mercury<'d> {
                             } else {
                                 p.offset + ms.value
                             };
-                            (shndx16(plan.index(p.out)), v, Some(p.out))
+                            let idx = encode_shndx(plan.index(p.out), FIRST_MERC_XINDEX);
+                            (idx, v, Some(p.out))
                         }
                         None => continue,
                     }
                 }
                 // Undefined: the Mercury value (the SASS side may differ, e.g.
                 // `.nv.reservedSmem.*`); shared sections: the SASS value.
-                _ if m_shndx == SHN_UNDEF => (m_shndx, ms.value, None),
-                _ => (m_shndx, m_value, None),
+                _ if m_shndx == SHN_UNDEF => ((m_shndx, 0), ms.value, None),
+                // The SASS entry's section, re-encoded for this table.
+                _ if m_shndx == SHN_XINDEX => {
+                    let real = main_ext
+                        .get(j * 4..j * 4 + 4)
+                        .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+                    (encode_shndx(real, FIRST_MERC_XINDEX), m_value, None)
+                }
+                _ => ((m_shndx, 0), m_value, None),
             };
+            ext.push(x);
             // Type: the input's Mercury type, except that nvlink's CUDA-variable
             // retyping of the SASS symbol (`.nv.reservedSmem.*`) applies too.
             let ty = if m_info & 0xf == STT_CUDA_OBJECT {
@@ -928,6 +971,12 @@ impl<'d> Mercury<'d> {
             out.extend_from_slice(&ms.size.to_le_bytes());
         }
         let n = (out.len() / 24) as u32;
+        if let Some(x) = merc_ext_id {
+            let bytes: Vec<u8> = ext.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let s = plan.sec_mut(OutSecId(x as u32));
+            s.size = bytes.len() as u64;
+            s.body = Body::Bytes(bytes);
+        }
         {
             let s = plan.sec_mut(strtab_id);
             s.size = strtab.len() as u64;

@@ -85,6 +85,24 @@ fn out_other(ty: u8, other: u8) -> u8 {
     }
 }
 
+/// The first section index nvlink writes through `SHN_XINDEX` in `.symtab`
+/// (measured at sm_90 and sm_100 with 80,018 and 144,025 sections: 0xff00 and
+/// up, except 0xfff2; see [`encode_shndx`]).
+pub(crate) const FIRST_XINDEX: u32 = SHN_LORESERVE as u32;
+
+/// `st_shndx` and the `SHT_SYMTAB_SHNDX` entry for a symbol in section
+/// `index`: indices from `first` on go through `SHN_XINDEX`, except 0xfff2,
+/// which nvlink 13.0.88 writes raw (the value of `SHN_COMMON`: it checks the
+/// 16-bit value it would write against the special indices), so culink does
+/// too. Other symbols get table entry 0.
+pub(crate) fn encode_shndx(index: u32, first: u32) -> (u16, u32) {
+    if index >= first && index != u32::from(SHN_COMMON) {
+        (SHN_XINDEX, index)
+    } else {
+        (index as u16, 0)
+    }
+}
+
 /// Marks an input symbol that is not a kept local while locals are collected.
 const NO_LOCAL: u32 = u32::MAX;
 
@@ -108,14 +126,23 @@ pub(crate) fn build<'a>(
     };
     let other_of = |ty: u8, other: u8| if rel { other } else { out_other(ty, other) };
     // Past SHN_LORESERVE sections, symbols name their section through
-    // SHN_XINDEX and a `.symtab_shndx` table (as nvlink does for big links).
-    let extended = plan.sections.len() + 1 >= usize::from(SHN_LORESERVE);
+    // SHN_XINDEX and a `.symtab_shndx` table (as nvlink does for big links);
+    // Blackwell images get `.nv.merc.symtab_shndx` for the Mercury table too.
+    let merc_symtab = plan
+        .sections
+        .iter()
+        .position(|s| s.sh_type == SHT_CUDA_MERC_SYMTAB);
+    let extended =
+        plan.sections.len() + 1 + usize::from(merc_symtab.is_some()) >= usize::from(SHN_LORESERVE);
     if extended {
         let mut o =
             super::sections::OutSection::new(".symtab_shndx", SHT_SYMTAB_SHNDX, Role::SymTabShndx);
         o.align = 4;
         o.entsize = 4;
         plan.add(o);
+        if let Some(m) = merc_symtab {
+            plan.add(super::mercury::symtab_shndx_section(OutSecId(m as u32)));
+        }
     }
     plan.finalize_order();
     let mut syms: Vec<OutSym<'a>> = vec![OutSym {
@@ -357,9 +384,7 @@ pub(crate) fn build<'a>(
             })
         };
         let (shndx, ext) = match s.section {
-            // As nvlink: raw below 0xffff (also in the reserved range), SHN_XINDEX above.
-            Some(id) if plan.index(id) >= u32::from(SHN_XINDEX) => (SHN_XINDEX, plan.index(id)),
-            Some(id) => (plan.index(id) as u16, 0),
+            Some(id) => encode_shndx(plan.index(id), FIRST_XINDEX),
             None => (s.shndx_raw, 0),
         };
         if extended {
@@ -434,4 +459,27 @@ pub(crate) fn build<'a>(
     }
     table.names = syms.into_iter().map(|s| s.name).collect();
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encodings nvlink 13.0.88 wrote for a 2000-object link at sm_100
+    /// (144,025 sections; `.symtab` and `.nv.merc.symtab`, read back raw).
+    #[test]
+    fn extended_section_indices_as_nvlink_writes_them() {
+        let merc = FIRST_XINDEX + 1;
+        // .symtab: raw below 0xff00, SHN_XINDEX from 0xff00 on, 0xfff2 raw.
+        assert_eq!(encode_shndx(0xfeff, FIRST_XINDEX), (0xfeff, 0));
+        assert_eq!(encode_shndx(0xff00, FIRST_XINDEX), (SHN_XINDEX, 0xff00));
+        assert_eq!(encode_shndx(0xfff1, FIRST_XINDEX), (SHN_XINDEX, 0xfff1));
+        assert_eq!(encode_shndx(0xfff2, FIRST_XINDEX), (0xfff2, 0));
+        assert_eq!(encode_shndx(0x23297, FIRST_XINDEX), (SHN_XINDEX, 0x23297));
+        // .nv.merc.symtab: 0xff00 raw, 0xff01 and up extended, 0xfff2 raw.
+        assert_eq!(encode_shndx(0xff00, merc), (0xff00, 0));
+        assert_eq!(encode_shndx(0xff01, merc), (SHN_XINDEX, 0xff01));
+        assert_eq!(encode_shndx(0xfff2, merc), (0xfff2, 0));
+        assert_eq!(encode_shndx(0xffff, merc), (SHN_XINDEX, 0xffff));
+    }
 }
