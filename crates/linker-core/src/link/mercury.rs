@@ -50,9 +50,10 @@ use super::{FileId, InputFile, OutSecId};
 use crate::cubin::eiattr::{self, EiAttr, OwnedRecord};
 use crate::elf::*;
 use crate::error::{Error, Result};
+use crate::fxhash::{HashMap, HashSet};
 use crate::reloc::mercury as rm;
 use crate::reloc::table::RelocType;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Section type of `.nv.merc.nv.constant.entry_image_header_indices.<k>`.
 pub const SHT_CUDA_MERC_HEADER_INDICES: u32 = 0x7000_0079;
@@ -257,7 +258,7 @@ impl<'d> Mercury<'d> {
         st.entsize = 24;
         let symtab = plan.add(st);
         m.symtab = Some(symtab);
-        let mut merged: HashMap<String, OutSecId> = HashMap::new();
+        let mut merged: HashMap<String, OutSecId> = HashMap::default();
         for f in files {
             let fid = f.id.0 as usize;
             if m.syms[fid].is_empty() {
@@ -588,9 +589,12 @@ impl<'d> Mercury<'d> {
         }
         self.header_tables(plan);
         // Output relocation sections, in order of first kept entry.
+        // (A set for membership: a `Vec::contains` per relocation was 0.36 s of
+        // a 2000-object sm_100 link.)
         let mut seen: Vec<OutSecId> = Vec::new();
+        let mut known: HashSet<OutSecId> = HashSet::default();
         for k in &self.kept {
-            if !seen.contains(&k.target) {
+            if known.insert(k.target) {
                 seen.push(k.target);
             }
         }
@@ -819,7 +823,7 @@ impl<'d> Mercury<'d> {
             Body::Bytes(b) => b.clone(),
             _ => vec![0],
         };
-        let mut str_off: HashMap<String, u32> = HashMap::new();
+        let mut str_off: HashMap<String, u32> = HashMap::default();
         {
             let mut start = 0usize;
             for (i, &b) in strtab.iter().enumerate() {
@@ -836,7 +840,7 @@ impl<'d> Mercury<'d> {
         let mut first_global: Option<u32> = None;
         // A kernel's parameter-bank section symbol has, as Mercury twin, the
         // section symbol of its header-index table (when it has one).
-        let mut table_of_bank: HashMap<u32, (OutSecId, String)> = HashMap::new();
+        let mut table_of_bank: HashMap<u32, (OutSecId, String)> = HashMap::default();
         for (&cap, (table, _)) in &self.header_tables {
             let Some(&(_, _, _, text_out)) = self.texts.iter().find(|t| t.2 == cap) else {
                 continue;
@@ -1117,7 +1121,7 @@ impl<'d> Mercury<'d> {
 
     /// Phase 8: serializes the kept Mercury relocations (ascending offsets).
     pub(crate) fn finish(&self, files: &[InputFile<'d>], syms: &SymTable, plan: &mut Plan) {
-        let mut by_target: HashMap<OutSecId, Vec<&Kept>> = HashMap::new();
+        let mut by_target: HashMap<OutSecId, Vec<&Kept>> = HashMap::default();
         for k in &self.kept {
             by_target.entry(k.target).or_default().push(k);
         }
