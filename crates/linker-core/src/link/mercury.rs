@@ -225,6 +225,24 @@ fn read_symtab<'d>(f: &InputFile<'d>) -> Result<Vec<MSym<'d>>> {
     Ok(out)
 }
 
+/// The `.strtab` offset of `name`, appended when it is not there yet (0 for
+/// the empty name).
+fn intern<'n>(
+    strtab: &mut Vec<u8>,
+    offsets: &mut HashMap<std::borrow::Cow<'n, str>, u32>,
+    name: std::borrow::Cow<'n, str>,
+) -> u32 {
+    if name.is_empty() {
+        return 0;
+    }
+    *offsets.entry(name).or_insert_with_key(|n| {
+        let o = strtab.len() as u32;
+        strtab.extend_from_slice(n.as_bytes());
+        strtab.push(0);
+        o
+    })
+}
+
 fn align_up(v: u64, a: u64) -> u64 {
     if a <= 1 {
         v
@@ -870,39 +888,25 @@ impl<'d> Mercury<'d> {
             })
             .collect();
         for (j, c) in cand.iter().enumerate() {
-            if let (None, Some(&note)) = (c, note_syms.get(&(j as u32))) {
+            // A section symbol nvlink mirrors without an input twin: a note's
+            // (when the inputs lack it), or a parameter bank's header-index table.
+            let twin = match (c, note_syms.get(&(j as u32))) {
+                (None, Some(&note)) => Some((note, plan.sec(note).name.clone(), false)),
+                _ => table_of_bank
+                    .get(&(j as u32))
+                    .map(|(table, name)| (*table, name.clone(), true)),
+            };
+            if let Some((sec, name, is_table)) = twin {
                 let idx = (out.len() / 24) as u32;
+                if is_table {
+                    self.section_syms.entry(sec).or_insert(idx);
+                }
                 self.main_to_merc[j] = idx;
-                let name = plan.sec(note).name.clone();
-                let name_off = *str_off.entry(name.clone().into()).or_insert_with(|| {
-                    let o = strtab.len() as u32;
-                    strtab.extend_from_slice(name.as_bytes());
-                    strtab.push(0);
-                    o
-                });
+                let name_off = intern(&mut strtab, &mut str_off, name.into());
                 out.extend_from_slice(&name_off.to_le_bytes());
                 out.push(STT_SECTION);
                 out.push(0);
-                let (shndx, x) = encode_shndx(plan.index(note), FIRST_MERC_XINDEX);
-                ext.push(x);
-                out.extend_from_slice(&shndx.to_le_bytes());
-                out.extend_from_slice(&[0; 16]);
-                continue;
-            }
-            if let Some((table, name)) = table_of_bank.get(&(j as u32)) {
-                let idx = (out.len() / 24) as u32;
-                self.section_syms.entry(*table).or_insert(idx);
-                self.main_to_merc[j] = idx;
-                let name_off = *str_off.entry(name.clone().into()).or_insert_with(|| {
-                    let o = strtab.len() as u32;
-                    strtab.extend_from_slice(name.as_bytes());
-                    strtab.push(0);
-                    o
-                });
-                out.extend_from_slice(&name_off.to_le_bytes());
-                out.push(STT_SECTION);
-                out.push(0);
-                let (shndx, x) = encode_shndx(plan.index(*table), FIRST_MERC_XINDEX);
+                let (shndx, x) = encode_shndx(plan.index(sec), FIRST_MERC_XINDEX);
                 ext.push(x);
                 out.extend_from_slice(&shndx.to_le_bytes());
                 out.extend_from_slice(&[0; 16]);
@@ -961,16 +965,7 @@ impl<'d> Mercury<'d> {
                 }
             }
             self.main_to_merc[j] = idx;
-            let name_off = if ms.name.is_empty() {
-                0
-            } else {
-                *str_off.entry(ms.name.into()).or_insert_with(|| {
-                    let o = strtab.len() as u32;
-                    strtab.extend_from_slice(ms.name.as_bytes());
-                    strtab.push(0);
-                    o
-                })
-            };
+            let name_off = intern(&mut strtab, &mut str_off, ms.name.into());
             out.extend_from_slice(&name_off.to_le_bytes());
             out.push((m_info & 0xf0) | ty);
             out.push(ms.other);
