@@ -1,34 +1,8 @@
 //! The `culink` binary: dump, diff exit codes, usage errors, output safety.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn culink(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culink"))
-        .args(args)
-        .env_remove("CULINK_LOG")
-        .output()
-        .expect("run culink")
-}
-
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../linker-core/tests/data")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("culink-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::*;
 
 #[test]
 fn dump_of_a_reference() {
@@ -160,7 +134,7 @@ fn usage_errors() {
             text(&o.stderr)
         );
     }
-    let o = culink(&[]);
+    let o = culink::<&str>(&[]);
     assert_ne!(o.status.code(), Some(0));
     let o = culink(&["--help"]);
     assert_eq!(o.status.code(), Some(0));

@@ -2,42 +2,11 @@
 //! `--dump-callgraph[-dot]`, the link map, `--why-live`, `-time`, and the
 //! diagnostics nvlink lacks.
 
+mod common;
+
+use common::*;
 use linker_core::elf::{ET_REL, SHT_CUDA_CONSTANT0, SHT_CUDA_RESOLVED_RELA};
 use linker_core::Cubin;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn culink(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culink"))
-        .args(args)
-        .env_remove("CULINK_LOG")
-        .output()
-        .expect("run culink")
-}
-
-fn fixture(case: &str, file: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/link")
-        .join(case)
-        .join(file)
-        .display()
-        .to_string()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("culink-features-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn ok(o: &Output) {
-    assert_eq!(o.status.code(), Some(0), "stderr:\n{}", text(&o.stderr));
-}
 
 #[test]
 fn relocatable_link_then_final_link() {

@@ -1,56 +1,12 @@
 //! `culink` links end to end: every spelling of `-arch` and a response file give
-//! output equivalent to nvlink's (checked with `culink diff`), a failed link exits
+//! output equivalent to nvlink's (checked with `culink diff --phdrs`), a failed link exits
 //! non-zero naming the undefined symbol and leaves the output alone, `-v` prints the
 //! phase timings.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn culink<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culink"))
-        .args(args)
-        .env_remove("CULINK_LOG")
-        .output()
-        .expect("run culink")
-}
-
-/// `<workspace>/tests/link/<case>/<file>`.
-fn fixture(case: &str, file: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/link")
-        .join(case)
-        .join(file)
-        .display()
-        .to_string()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("culink-link-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Panics unless `culink diff ours reference` says they are equivalent.
-fn assert_equivalent(ours: &Path, reference: &str, what: &str) {
-    let o = culink(&[
-        "diff".to_string(),
-        ours.display().to_string(),
-        reference.to_string(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{what}: culink diff {} {reference}:\n{}{}",
-        ours.display(),
-        text(&o.stdout),
-        text(&o.stderr)
-    );
-}
+use common::*;
+use std::path::Path;
 
 #[test]
 fn arch_spellings_and_response_file_link_like_nvlink() {
@@ -114,7 +70,7 @@ fn arch_spellings_and_response_file_link_like_nvlink() {
         );
         let path = dir.join(name);
         assert!(path.is_file(), "culink {args:?} wrote no {name}");
-        assert_equivalent(&path, &reference, &format!("culink {args:?}"));
+        assert_equivalent(&path, Path::new(&reference), &format!("culink {args:?}"));
         outputs.push(std::fs::read(&path).unwrap());
     }
     // The spelling does not reach the output (the recorded arguments are normalised).
@@ -192,7 +148,11 @@ fn verbose_prints_phase_timings() {
         );
     }
     assert!(stderr.contains("2 inputs"), "{stderr}");
-    assert_equivalent(&out, &fixture("call_extern", "nvlink.sm_90.cubin"), "-v");
+    assert_equivalent(
+        &out,
+        Path::new(&fixture("call_extern", "nvlink.sm_90.cubin")),
+        "-v",
+    );
 
     // Without -v: nothing on stderr.
     let o = culink(&[

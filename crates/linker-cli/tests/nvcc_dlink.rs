@@ -8,9 +8,10 @@
 //!   it shows the nvlink command line nvcc runs;
 //! * that exact command line is run with NVIDIA's nvlink and with culink
 //!   (invoked as `nvlink` from the shadow toolkit): the cubins must be
-//!   equivalent (`linker_core::diff`, also the program-header rule) and the
-//!   `--register-link-binaries` files byte-identical (host-reference pruning
-//!   removes the kernels host code never launches in both);
+//!   equivalent (`culink diff --phdrs`: `linker_core::diff`, also the
+//!   program-header rule) and the `--register-link-binaries` files
+//!   byte-identical (host-reference pruning removes the kernels host code
+//!   never launches in both);
 //! * the real `nvcc -dlink` through the shadow toolkit (culink's output goes
 //!   through fatbinary and `crt/link.stub`), then `g++` links an executable,
 //!   which runs (its `main` touches no GPU);
@@ -27,6 +28,9 @@
 //! and a host compiler (`gcc`/`g++`, or `CULINK_NVCC_CCBIN`); skips without
 //! them, except under `CI=true`, where a missing tool fails the test.
 
+mod common;
+
+use common::*;
 use linker_core::Cubin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -95,14 +99,6 @@ struct Kit {
     dir: PathBuf,
 }
 
-fn culink_exe() -> &'static str {
-    env!("CARGO_BIN_EXE_culink")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn run(cmd: &mut Command, what: &str) -> Output {
     let out = cmd
         .output()
@@ -143,10 +139,11 @@ fn kit(tag: &str) -> Option<Kit> {
             return missing(&format!("host compiler {c}"));
         }
     }
-    let dir = std::env::temp_dir().join(format!("culink-nvcc-dlink-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(Kit { root, cc, dir })
+    Some(Kit {
+        root,
+        cc,
+        dir: scratch(tag),
+    })
 }
 
 impl Kit {
@@ -227,21 +224,6 @@ fn retarget(args: &[String], cubin: &str, reg: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn assert_equivalent(ours: &Path, reference: &Path, what: &str) {
-    let a = std::fs::read(ours).unwrap();
-    let b = std::fs::read(reference).unwrap();
-    let (ca, cb) = (Cubin::parse(&a).unwrap(), Cubin::parse(&b).unwrap());
-    let mut diffs = linker_core::diff::diff(&ca, &cb);
-    diffs.extend(linker_core::diff::check_program_headers(&ca));
-    let list: Vec<String> = diffs.iter().map(|d| d.to_string()).collect();
-    assert!(
-        list.is_empty(),
-        "{what}: {} differences from nvlink:\n{}",
-        list.len(),
-        list.join("\n")
-    );
 }
 
 fn symbol_names(path: &Path) -> Vec<String> {

@@ -3,37 +3,18 @@
 //! output is unchanged and no temporary file is left behind. Also determinism:
 //! no timestamps and no paths in the output, and `--no-tool-args`.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn culink_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culink"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CULINK_LOG")
-        .env_remove("CULINK_TEST_STALL_OUTPUT_MS")
-        .output()
-        .expect("run culink")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/link/call_extern")
-        .join(name)
-}
-
 /// A scratch directory holding copies of `a.o` and `b.o` (call_extern, sm_90).
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("culink-rob-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::copy(fixture("a.sm_90.o"), d.join("a.o")).unwrap();
-    std::fs::copy(fixture("b.sm_90.o"), d.join("b.o")).unwrap();
+fn scratch_with_inputs(tag: &str) -> PathBuf {
+    let d = scratch(tag);
+    std::fs::copy(fixture("call_extern", "a.sm_90.o"), d.join("a.o")).unwrap();
+    std::fs::copy(fixture("call_extern", "b.sm_90.o"), d.join("b.o")).unwrap();
     d
 }
 
@@ -60,7 +41,7 @@ fn fails_with(o: &Output, words: &str) {
 
 #[test]
 fn links_in_a_scratch_directory() {
-    let d = scratch("ok");
+    let d = scratch_with_inputs("ok");
     let o = culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(names(&d), ["a.o", "b.o", "out.cubin"]);
@@ -69,7 +50,7 @@ fn links_in_a_scratch_directory() {
 
 #[test]
 fn duplicate_and_missing_output_and_arch() {
-    let d = scratch("dup");
+    let d = scratch_with_inputs("dup");
     let cases: &[(&[&str], &str)] = &[
         (
             &[
@@ -137,7 +118,7 @@ fn duplicate_and_missing_output_and_arch() {
 
 #[test]
 fn unreadable_inputs() {
-    let d = scratch("unread");
+    let d = scratch_with_inputs("unread");
     std::fs::create_dir(d.join("dir.o")).unwrap();
     std::fs::write(d.join("empty.o"), b"").unwrap();
     std::fs::write(d.join("out.cubin"), b"previous").unwrap();
@@ -156,7 +137,7 @@ fn unreadable_inputs() {
 
 #[test]
 fn bad_output_paths() {
-    let d = scratch("outpath");
+    let d = scratch_with_inputs("outpath");
     std::fs::create_dir(d.join("sub")).unwrap();
     // A directory.
     fails_with(
@@ -190,7 +171,7 @@ fn bad_output_paths() {
     std::fs::remove_file(d.join("sub/hard.o")).unwrap();
     assert_eq!(
         std::fs::read(d.join("a.o")).unwrap(),
-        std::fs::read(fixture("a.sm_90.o")).unwrap()
+        std::fs::read(fixture("call_extern", "a.sm_90.o")).unwrap()
     );
     assert_eq!(names(&d), ["a.o", "b.o", "sub"]);
     assert!(names(&d.join("sub")).is_empty());
@@ -201,7 +182,7 @@ fn bad_output_paths() {
 #[test]
 fn unwritable_output_directory() {
     use std::os::unix::fs::PermissionsExt;
-    let d = scratch("ro");
+    let d = scratch_with_inputs("ro");
     let ro = d.join("ro");
     std::fs::create_dir(&ro).unwrap();
     std::fs::write(ro.join("out.cubin"), b"previous").unwrap();
@@ -222,7 +203,7 @@ fn unwritable_output_directory() {
 
 #[test]
 fn failed_links_write_nothing() {
-    let d = scratch("fail");
+    let d = scratch_with_inputs("fail");
     std::fs::write(d.join("out.cubin"), b"previous").unwrap();
     let mut bad = std::fs::read(d.join("a.o")).unwrap();
     bad.truncate(bad.len() / 2);
@@ -246,9 +227,9 @@ fn failed_links_write_nothing() {
 /// and checks that neither the output nor the temporary file remains.
 #[cfg(unix)]
 fn interrupted(sig: i32, tag: &str) {
-    let d = scratch(tag);
+    let d = scratch_with_inputs(tag);
     std::fs::write(d.join("out.cubin"), b"previous").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_culink"))
+    let mut child = Command::new(culink_exe())
         .args(["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"])
         .current_dir(&d)
         .env("CULINK_TEST_STALL_OUTPUT_MS", "20000")
@@ -292,8 +273,8 @@ fn sigterm_leaves_no_temporary_file() {
 /// second apart: the outputs are identical and hold neither path nor time.
 #[test]
 fn output_has_no_paths_or_timestamps() {
-    let d1 = scratch("det1");
-    let d2 = scratch("det2-longer-name");
+    let d1 = scratch_with_inputs("det1");
+    let d2 = scratch_with_inputs("det2-longer-name");
     let o = culink_in(&d1, &["-arch=sm_90", "a.o", "b.o", "-o", "out.cubin"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     std::thread::sleep(Duration::from_millis(1100));
@@ -331,7 +312,7 @@ fn output_has_no_paths_or_timestamps() {
 
 #[test]
 fn tool_args_recorded_or_omitted() {
-    let d = scratch("args");
+    let d = scratch_with_inputs("args");
     let o = culink_in(&d, &["-arch=sm_90", "a.o", "b.o", "-o", "with.cubin"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let o = culink_in(
