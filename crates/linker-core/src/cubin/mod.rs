@@ -291,6 +291,25 @@ impl<'d> Names<'d> {
     }
 }
 
+/// The entries of a relocation section's bytes (`SHT_RELA` when `is_rela`).
+fn decode_relocs(data: &[u8], is_rela: bool) -> impl Iterator<Item = Reloc> + '_ {
+    let ent = if is_rela { RELA_SIZE } else { REL_SIZE };
+    data.chunks_exact(ent).map(move |e| {
+        let info = le::u64(e, 8).unwrap_or(0);
+        Reloc {
+            offset: le::u64(e, 0).unwrap_or(0),
+            rtype: info as u32,
+            sym: (info >> 32) as u32,
+            addend: if is_rela {
+                le::u64(e, 16).unwrap_or(0) as i64
+            } else {
+                0
+            },
+            is_rela,
+        }
+    })
+}
+
 fn name_at<'d>(table: &'d [u8], off: u32, what: &str) -> Result<&'d str> {
     let bytes = cstr_at(table, off).ok_or_else(|| {
         Error::malformed(format!(
@@ -759,45 +778,18 @@ impl<'data> Cubin<'data> {
     }
 
     fn relocs_unchecked<'s>(&self, s: &'s Section<'data>) -> impl Iterator<Item = Reloc> + 's {
-        let is_rela = s.sh_type == SHT_RELA;
-        let ent = if is_rela { RELA_SIZE } else { REL_SIZE };
-        s.data.chunks_exact(ent).map(move |e| {
-            let info = le::u64(e, 8).unwrap_or(0);
-            Reloc {
-                offset: le::u64(e, 0).unwrap_or(0),
-                rtype: info as u32,
-                sym: (info >> 32) as u32,
-                addend: if is_rela {
-                    le::u64(e, 16).unwrap_or(0) as i64
-                } else {
-                    0
-                },
-                is_rela,
-            }
-        })
+        decode_relocs(s.data, s.sh_type == SHT_RELA)
     }
 
     /// The relocations of a `SHT_REL`/`SHT_RELA` section (validated at parse time;
     /// any other section yields nothing).
     pub fn relocs<'s>(&self, section: &'s Section<'data>) -> impl Iterator<Item = Reloc> + 's {
-        let ok = section.is_reloc();
-        let is_rela = section.sh_type == SHT_RELA;
-        let ent = if is_rela { RELA_SIZE } else { REL_SIZE };
-        let data = if ok { section.data } else { &[] };
-        data.chunks_exact(ent).map(move |e| {
-            let info = le::u64(e, 8).unwrap_or(0);
-            Reloc {
-                offset: le::u64(e, 0).unwrap_or(0),
-                rtype: info as u32,
-                sym: (info >> 32) as u32,
-                addend: if is_rela {
-                    le::u64(e, 16).unwrap_or(0) as i64
-                } else {
-                    0
-                },
-                is_rela,
-            }
-        })
+        let data = if section.is_reloc() {
+            section.data
+        } else {
+            &[]
+        };
+        decode_relocs(data, section.sh_type == SHT_RELA)
     }
 
     /// The architecture recorded in the header.

@@ -319,6 +319,13 @@ fn fn_info_section<'a, 'd>(
     }
 }
 
+/// Whether any input has a section of type `ty`.
+fn any_section_of_type(files: &[InputFile<'_>], ty: u32) -> bool {
+    files
+        .iter()
+        .any(|f| f.cubin.sections.iter().any(|s| s.sh_type == ty))
+}
+
 pub(crate) fn create_sections<'d>(
     files: &[InputFile<'d>],
     db: &SymbolDb<'d>,
@@ -381,15 +388,7 @@ pub(crate) fn create_sections<'d>(
         o.link = LinkTo::SymTab;
         m.nv_info = Some(plan.add(o));
     }
-    if empty
-        || files.iter().any(|f| {
-            f.cubin
-                .sections
-                .iter()
-                .any(|s| s.sh_type == SHT_CUDA_COMPAT)
-        })
-        || plan.arch.is_sm90_or_later()
-    {
+    if empty || any_section_of_type(files, SHT_CUDA_COMPAT) || plan.arch.is_sm90_or_later() {
         // sm_90+ images always have one (CUDA 12 inputs have none).
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
@@ -415,14 +414,7 @@ pub(crate) fn create_sections<'d>(
             m.fn_info.insert(fi as u32, plan.add(o));
         }
     }
-    if empty
-        || files.iter().any(|f| {
-            f.cubin
-                .sections
-                .iter()
-                .any(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
-        })
-    {
+    if empty || any_section_of_type(files, SHT_CUDA_CALLGRAPH) {
         let mut o = OutSection::new(".nv.callgraph", SHT_CUDA_CALLGRAPH, Role::CallGraph);
         o.align = 4;
         o.entsize = 8;
