@@ -34,6 +34,11 @@ const KNOWN_ARCH_GAPS: &[(&str, &[u32], &str)] = &[
         &[100, 120],
         "nvlink writes the strong definition's Mercury frame entry into .debug_frame and a .text.<weak> Mercury section symbol: not reproduced",
     ),
+    (
+        "sb_refinalize",
+        &[100, 103, 120, 121],
+        "nvlink re-finalizes Blackwell code as whole-program ptxas would (stack-pointer scoreboard dropped, scoreboards re-allocated, fence padding removed): culink keeps ptxas' code (docs/blackwell.md section 8)",
+    ),
 ];
 
 /// The options of `case`'s link at `sm`, as the CLI would build them.
