@@ -7,7 +7,8 @@
 //! ISA_CLASS (BVAL), INST_TCGEN05_MMA (BVAL), MERCURY_ISA_MAJOR_MINOR_VERSION
 //! (HVAL), INST_TENSORMAP_V1 (BVAL), ENABLE_OPPORTUNISTIC_FINALIZATION (BVAL),
 //! CAN_FASTPATH_FINALIZE (SVAL, 8 bytes). nvlink's `ET_EXEC` output drops
-//! CAN_FASTPATH_FINALIZE and keeps the rest in order.
+//! CAN_FASTPATH_FINALIZE below sm_100 and keeps the rest in order (Blackwell:
+//! `link::blackwell::output_fastpath_value`).
 
 use std::fmt;
 

@@ -14,7 +14,8 @@
 //! - **`.nv.compat`** of the output: the inputs' attributes, with
 //!   `EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET` = 1 exactly when the *target* is an
 //!   `a` variant (this one holds for sm_90a too), and `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` kept (sm_90 and
-//!   older drop it) with the value ptxas writes for the target SM.
+//!   older drop it): the target SM's ptxas value ANDed with the values of the
+//!   inputs that contribute live code (`output_fastpath_value`).
 //! - No `.nv.rel.action` section.
 //! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
 //!   ptxas writes one per function): units whose FDEs all describe dead
@@ -76,11 +77,9 @@ pub(crate) fn limited_output_warning(input: SmArch, target: SmArch, file: &str) 
 /// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` as ptxas 13.0.88 writes it for a
 /// target SM (first byte of the 8-byte value; the rest is zero): 0x09 for
 /// sm_100, 0x50 for sm_120, 0 otherwise (sm_103, sm_110, sm_121). ptxas
-/// clears bits for some code (0x01 for an sm_100 object using `cp.async` and
-/// emulated double precision); nvlink writes this value ANDed with that of
-/// every input holding functions (measured: sm_100 links of 0x01 + 0x09
-/// objects, either order, give 0x01; data-only objects write 0 and restrict
-/// nothing, `data_ptr_init`; an sm_103 link of sm_100 objects gives 0).
+/// clears bits for some code (0x01 for an sm_100 object using `cp.async`,
+/// emulated double precision, float division, `sinf`, ...); the output's value
+/// is `output_fastpath_value`.
 pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     let first = match target.sm {
         100 => 0x09,
@@ -90,12 +89,54 @@ pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     [first, 0, 0, 0, 0, 0, 0, 0]
 }
 
+/// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` of a Blackwell output. `inputs` has
+/// one item per input file that contributes at least one live function: its
+/// attribute value, or `None` when it has none (CUDA 12 objects). The result is
+/// the target SM's value (`fastpath_finalize_value`) ANDed byte by byte with
+/// every present value; all zero when no input contributes code.
+///
+/// Measured with nvlink 13.0.88 (`docs/blackwell.md` §1): ptxas writes 0x09 at
+/// sm_100 for most code and 0x01 for some (`sinf`, float division, `fmodf`,
+/// `powf`, ...); an sm_100 link of a 0x01 and a 0x09 object writes 0x01, in
+/// either order, and 0x09 when the 0x01 object's functions are all dead (never
+/// called, or kernels left out by `-kernels-used`); data-only objects (ptxas
+/// writes 0) do not count, and a link of only them writes 0; CUDA 12 objects
+/// without the attribute give the target value; an sm_103 link of sm_100
+/// objects writes 0. nvlink decides per live *function* (an object whose 0x01
+/// function is dead while its kernel is live gives 0x09); ptxas only records the
+/// object's AND, so culink's value can be lower than nvlink's there (it never
+/// claims more than every live function's object allows).
+pub(crate) fn output_fastpath_value<'a>(
+    target: SmArch,
+    inputs: impl IntoIterator<Item = Option<&'a [u8]>>,
+) -> [u8; 8] {
+    let mut value = fastpath_finalize_value(target);
+    let mut any = false;
+    for input in inputs {
+        any = true;
+        if let Some(bytes) = input {
+            for (i, v) in value.iter_mut().enumerate() {
+                *v &= bytes.get(i).copied().unwrap_or(0);
+            }
+        }
+    }
+    if any {
+        value
+    } else {
+        [0; 8]
+    }
+}
+
 /// Applies nvlink's target rules to the merged `.nv.compat` records of the
 /// output: the accelerator-target flag follows the *target's* variant (any
 /// arch: an `sm_90a` link of `sm_90` objects writes 1, an `sm_90` link of
 /// `sm_90a` objects 0), and on Blackwell the fast-path finalization value is
-/// the target SM's, restricted to the bits every input has.
-pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmArch) {
+/// `fastpath` (from `output_fastpath_value`).
+pub(crate) fn adjust_compat(
+    merged: &mut Vec<OwnedRecord<EiCompat>>,
+    target: SmArch,
+    fastpath: [u8; 8],
+) {
     let has = |m: &Vec<OwnedRecord<EiCompat>>, a: EiCompat| m.iter().any(|r| r.attr == a);
     // CUDA 12 objects lack some attributes nvlink 13 always writes (measured with
     // CUDA 12.9 ptxas objects: sm_90 gets the accelerator target; sm_100 also
@@ -129,14 +170,7 @@ pub(crate) fn adjust_compat(merged: &mut Vec<OwnedRecord<EiCompat>>, target: SmA
                 r.value = OwnedValue::Byte(u8::from(target.variant == ArchVariant::Specific));
             }
             EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE if target.is_blackwell_or_later() => {
-                // The inputs' AND (merged by `nvinfo`; empty when no input had it).
-                let mut v = fastpath_finalize_value(target).to_vec();
-                if let OwnedValue::Bytes(inputs) = &r.value {
-                    for (o, i) in v.iter_mut().zip(inputs) {
-                        *o &= i;
-                    }
-                }
-                r.value = OwnedValue::Bytes(v);
+                r.value = OwnedValue::Bytes(fastpath.to_vec());
             }
             _ => {}
         }
@@ -412,5 +446,26 @@ mod tests {
         assert!(!arch_compatible(s(75), b, s(80)));
         assert!(limited_output_warning(s(90), s(100), "b.o").is_some());
         assert!(limited_output_warning(s(80), s(90), "b.o").is_none());
+    }
+
+    /// Expected values measured with nvlink 13.0.88 (see `output_fastpath_value`).
+    #[test]
+    fn fastpath_value() {
+        let s = SmArch::new;
+        let v = |first: u8| [first, 0, 0, 0, 0, 0, 0, 0];
+        let (x9, x1, x50) = (v(0x09), v(0x01), v(0x50));
+        let f = |target, inputs: &[Option<&[u8; 8]>]| {
+            output_fastpath_value(target, inputs.iter().map(|i| i.map(|b| &b[..])))[0]
+        };
+        assert_eq!(f(s(100), &[Some(&x1), Some(&x9)]), 0x01);
+        assert_eq!(f(s(100), &[Some(&x9), Some(&x1)]), 0x01);
+        assert_eq!(f(s(100), &[Some(&x9)]), 0x09);
+        assert_eq!(f(s(120), &[Some(&x50), Some(&x50)]), 0x50);
+        // An sm_103 link of sm_100 objects.
+        assert_eq!(f(s(103), &[Some(&x9)]), 0);
+        // CUDA 12 objects without the attribute.
+        assert_eq!(f(s(100), &[None, None]), 0x09);
+        // No input contributes code (data-only objects).
+        assert_eq!(f(s(100), &[]), 0);
     }
 }

@@ -10,7 +10,8 @@
 //! - `.nv.info.<fn>`: renumbered; a kernel's `EIATTR_NUM_BARRIERS` raised to
 //!   its call tree's maximum (added when only callees use barriers).
 //! - `.nv.compat`: the inputs' attributes merged (first-seen order, maximum
-//!   value per code); `CAN_FASTPATH_FINALIZE` dropped, as nvlink does.
+//!   value per code); `CAN_FASTPATH_FINALIZE` dropped below sm_100, as nvlink
+//!   does, and on Blackwell computed from the inputs with live code.
 //! - `.nv.callgraph` and `.nv.prototype`: rebuilt from the inputs' entries
 //!   with symbols (and prototype signature strings) renumbered.
 //! - `.note.nv.tkinfo`: culink's own entry, then every input's notes in order;
@@ -878,11 +879,6 @@ pub(crate) fn build(
     if let Some(id) = meta.compat {
         let mut merged: Vec<OwnedRecord<EiCompat>> = Vec::new();
         for f in files {
-            let has_code = f
-                .cubin
-                .sections
-                .iter()
-                .any(|s| s.name.starts_with(".text."));
             for s in f
                 .cubin
                 .sections
@@ -893,25 +889,15 @@ pub(crate) fn build(
                     compat::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?
                 {
                     if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE
-                        && (!arch.is_blackwell_or_later() || !has_code)
+                        && !arch.is_blackwell_or_later()
                     {
-                        // Objects without functions write 0 and restrict nothing.
                         continue;
                     }
+                    // (Blackwell's CAN_FASTPATH_FINALIZE value is computed
+                    // below from the inputs with live code.)
                     let owned = rec.to_owned_record();
                     match merged.iter_mut().find(|m| m.attr == owned.attr) {
                         None => merged.push(owned),
-                        // Blackwell: a bit set in every input (AND; see
-                        // `blackwell::adjust_compat`).
-                        Some(m) if rec.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE => {
-                            if let (OwnedValue::Bytes(old), OwnedValue::Bytes(new)) =
-                                (&mut m.value, &owned.value)
-                            {
-                                for (o, n) in old.iter_mut().zip(new) {
-                                    *o &= n;
-                                }
-                            }
-                        }
                         Some(m) => {
                             let new_v = owned.as_record().int_value();
                             let old_v = m.as_record().int_value();
@@ -933,7 +919,29 @@ pub(crate) fn build(
                     .map(|r| r.to_owned_record()),
             );
         }
-        super::blackwell::adjust_compat(&mut merged, arch);
+        // CAN_FASTPATH_FINALIZE: from the inputs that contribute live code.
+        let fastpath = super::blackwell::output_fastpath_value(
+            arch,
+            files
+                .iter()
+                .filter(|f| {
+                    live.func_of_text[f.id.0 as usize]
+                        .iter()
+                        .flatten()
+                        .any(|&fi| live.live[fi as usize])
+                })
+                .map(|f| {
+                    f.cubin
+                        .sections
+                        .iter()
+                        .filter(|s| s.sh_type == SHT_CUDA_COMPAT)
+                        .filter_map(|s| compat::parse(s.data).ok())
+                        .flatten()
+                        .find(|r| r.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE)
+                        .and_then(|r| r.payload())
+                }),
+        );
+        super::blackwell::adjust_compat(&mut merged, arch, fastpath);
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;
         results.push((id, bytes));
