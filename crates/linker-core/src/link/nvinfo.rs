@@ -382,8 +382,20 @@ pub(crate) fn create_sections<'d>(
             .iter()
             .any(|f| f.cubin.section_by_name(name).is_some())
     };
-    // nvlink omits `.nv.info` when no function survives (`-variables-used`).
-    if any(".nv.info") && live.live.iter().any(|&l| l) {
+    // nvlink omits `.nv.info` when nothing is left in it: no function survives
+    // (`-variables-used`) and no input record is a module-wide one (one
+    // without a symbol, e.g. the `EIATTR_MERCURY_ISA_VERSION` ptxas writes
+    // even into objects with data only: such a link keeps it, fixture
+    // `fastpath_data_only`).
+    let module_wide_record = || {
+        files.iter().any(|f| {
+            first_with_type(f, SHT_CUDA_INFO, ".nv.info").is_some_and(|s| {
+                eiattr::Iter::<EiAttr>::new(s.data)
+                    .any(|r| r.is_ok_and(|r| r.sym_value().is_none()))
+            })
+        })
+    };
+    if any(".nv.info") && (live.live.iter().any(|&l| l) || module_wide_record()) {
         let mut o = OutSection::new(".nv.info", SHT_CUDA_INFO, Role::NvInfo);
         o.align = 4;
         o.link = LinkTo::SymTab;
