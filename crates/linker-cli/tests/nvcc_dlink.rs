@@ -562,3 +562,50 @@ fn cmake_style_device_link_matches_nvcc_with_nvlink() {
         .any(|n| n == "_Z8unused_aPi"));
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// A kernel using libcudadevrt's `cudaMemcpyAsync`, `cudaMemsetAsync` and
+/// their 2D variants.
+const ASYNC_CU: &str = r#"
+__global__ void copier(char* dst, const char* src, size_t n) {
+  cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, 0);
+  cudaMemsetAsync(dst, 0, n, 0);
+  cudaMemcpy2DAsync(dst, 64, src, 64, 64, 4, cudaMemcpyDeviceToDevice, 0);
+  cudaMemset2DAsync(dst, 64, 1, 64, 4, 0);
+}
+"#;
+
+/// `__constant__` data of two sizes and alignments.
+const CONST_CU: &str = r#"
+__constant__ char c1[3];
+__constant__ double c2[5];
+__global__ void reader(double* p) { p[threadIdx.x] = c2[threadIdx.x] + c1[threadIdx.x]; }
+"#;
+
+/// Those libcudadevrt functions load the size of the program's `__constant__`
+/// space through the undefined symbol `.nv.ptx.const0.size`: nvlink resolves
+/// it (the size of `.nv.constant3`, 0xffffffff without one) and drops the
+/// relocation. Links with and without constants must equal nvlink's at sm_90
+/// (at sm_100+ the same holds for this value, but nvlink also re-finalizes
+/// libcudadevrt's kernels: docs/blackwell.md §8).
+#[test]
+fn device_memcpy_async_gets_the_constant_space_size() {
+    let Some(k) = kit("const0") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(&real_nvcc, "m", ASYNC_CU, &["-arch=sm_90"]);
+    k.nvcc_dc(&real_nvcc, "c", CONST_CU, &["-arch=sm_90"]);
+    let lib = format!("-L{}", k.root.join("lib64").display());
+    for (tag, inputs) in [("plain", &["m.o"][..]), ("consts", &["m.o", "c.o"][..])] {
+        let (nv, cu) = (format!("nv_{tag}.cubin"), format!("cu_{tag}.cubin"));
+        for (exe, out) in [(k.root.join("bin/nvlink"), &nv), (culink_exe().into(), &cu)] {
+            run(
+                Command::new(exe)
+                    .current_dir(&k.dir)
+                    .arg("-arch=sm_90")
+                    .args(inputs)
+                    .args([lib.as_str(), "-lcudadevrt", "-o", out.as_str()]),
+                &format!("link {tag}"),
+            );
+        }
+        assert_equivalent(&k.dir.join(&cu), &k.dir.join(&nv), tag);
+    }
+}

@@ -510,6 +510,20 @@ impl<'d> Mercury<'d> {
                         }
                         continue;
                     }
+                    if sym.is_undefined() && sym.name == super::relocate::PTX_CONST0_SIZE {
+                        // Resolved like the SASS twin (relocate::ptx_const0_size).
+                        if is_capsule {
+                            operands.push(Operand {
+                                offset,
+                                rtype,
+                                sym: si,
+                                addend,
+                                value: super::relocate::ptx_const0_size(plan)
+                                    .wrapping_add(addend as u64),
+                            });
+                        }
+                        continue;
+                    }
                     if sym.is_undefined()
                         && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
                             || sym.other & STO_CUDA_SHARED != 0)

@@ -140,6 +140,26 @@ pub const UNIFIED_TABLE_SYMBOLS: &[&str] = &[
     "__UDT_END",
 ];
 
+/// The undefined local symbol through which ptxas asks for the size of the
+/// program's PTX `.const` space (libcudadevrt's `cudaMemcpyAsync`,
+/// `cudaMemsetAsync` and their 2D variants load it with an
+/// `R_CUDA_ABS32_32`, their capsules with an `R_MERCURY_ABS32`).
+pub(crate) const PTX_CONST0_SIZE: &str = ".nv.ptx.const0.size";
+
+/// The value of [`PTX_CONST0_SIZE`] in a link: the size of the output's
+/// `.nv.constant3` (the user constants of every input, laid out), 0xffffffff
+/// when there is none. Measured with nvlink 13.0.88 at sm_90 and sm_100: 0x190
+/// for one 400-byte `__constant__` array, 0x2b for a 3-byte and a 40-byte one,
+/// 0x1bb / 0x1bc for both objects in either order (the section's size each
+/// time, alignment padding included), 0x1c for an unused one, 0xffffffff for
+/// none; nvlink resolves the relocation and drops it.
+pub(crate) fn ptx_const0_size(plan: &Plan) -> u64 {
+    plan.sections
+        .iter()
+        .find(|s| s.name == ".nv.constant3")
+        .map_or(0xffff_ffff, |s| s.size)
+}
+
 /// Whether an undefined symbol is one nvlink leaves undefined without complaint.
 pub(crate) fn stays_undefined(name: &str) -> bool {
     is_driver_provided(name) || name.starts_with(".nv.reservedSmem")
@@ -267,6 +287,7 @@ fn classify_file<'d>(
     let fid = f.id.0 as usize;
     let mut items = Items::default();
     let preserving = plan.resolved.is_some();
+    let const0_size = ptx_const0_size(plan);
     for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
         let target = &f.cubin.sections[rs.info as usize];
         let Some(tp) = plan.placement[fid][rs.info as usize] else {
@@ -351,6 +372,10 @@ fn classify_file<'d>(
             }
             if sym.is_undefined() && UNIFIED_TABLE_SYMBOLS.contains(&sym.name) {
                 continue; // resolves to 0; the field already holds 0
+            }
+            if sym.is_undefined() && sym.name == PTX_CONST0_SIZE {
+                patch_bank(const0_size.wrapping_add(r.addend as u64), None);
+                continue;
             }
             if let Some(sr) = super::shared::classify(files, db, here) {
                 // Shared memory: an offset in the window of the kernel(s)

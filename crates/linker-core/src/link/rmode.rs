@@ -102,6 +102,19 @@ pub(crate) fn classify(
                 let Some(sym) = f.cubin.symbols.get(r.sym as usize) else {
                     continue;
                 };
+                if r.sym != 0 && sym.is_undefined() && sym.name == super::relocate::PTX_CONST0_SIZE
+                {
+                    // nvlink -r resolves it too, with the constants of this
+                    // link (`relocate::ptx_const0_size`), and drops it.
+                    let value = super::relocate::ptx_const0_size(plan);
+                    plan.patches[fid][rs.info as usize].push(Patch {
+                        offset: r.offset,
+                        rtype: r.rtype,
+                        value: value.wrapping_add(r.addend as u64),
+                        bank: None,
+                    });
+                    continue;
+                }
                 if r.sym == 0 || sym.is_undefined() {
                     keep(plan, SymTarget::Input(here), r.addend);
                     continue;
