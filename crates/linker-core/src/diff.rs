@@ -547,10 +547,15 @@ fn diff_text(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
     const SHOWN: usize = 8;
     for &off in offs.iter().take(SHOWN) {
         let end = (off + 16).min(n);
+        let note = if control_only(&a[off..end], &b[off..end]) {
+            " (scheduling control field only: stall, yield, scoreboards, reuse)"
+        } else {
+            ""
+        };
         out.push(Difference::new(
             DiffKind::Text,
             format!(
-                "text of {what} differs at instruction offset {off:#x}: ours {}, reference {}",
+                "text of {what} differs at instruction offset {off:#x}: ours {}, reference {}{note}",
                 view::hex(&a[off..end]),
                 view::hex(&b[off..end])
             ),
@@ -564,6 +569,21 @@ fn diff_text(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
                 offs.len() - SHOWN
             ),
         ));
+    }
+}
+
+/// Whether two 16-byte instructions differ only in the scheduling control
+/// field, bits 105..=125 (stall, yield, write/read scoreboard, wait mask,
+/// reuse), the part nvlink recomputes when it re-finalizes Blackwell code
+/// (`docs/blackwell.md` §8).
+fn control_only(a: &[u8], b: &[u8]) -> bool {
+    const MASK: u128 = ((1u128 << 21) - 1) << 105;
+    match (<[u8; 16]>::try_from(a), <[u8; 16]>::try_from(b)) {
+        (Ok(a), Ok(b)) => {
+            let x = u128::from_le_bytes(a) ^ u128::from_le_bytes(b);
+            x != 0 && x & !MASK == 0
+        }
+        _ => false,
     }
 }
 
@@ -1357,4 +1377,37 @@ pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_only;
+
+    #[test]
+    fn control_field_differences() {
+        // libcudadevrt's memcpy_3d_device kernel at sm_100: ptxas 13.0.96's
+        // `LDC R1, c[0x0][0x37c]` (write scoreboard 0) and nvlink's (none).
+        let ours = [
+            0x82, 0x7b, 0x01, 0xff, 0x00, 0xdf, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x30,
+            0x0e, 0x00,
+        ];
+        let mut reference = ours;
+        reference[13] = 0xf0;
+        reference[14] = 0x0f;
+        assert!(control_only(&ours, &reference));
+        assert!(!control_only(&ours, &ours));
+        // An operand byte.
+        let mut operand = ours;
+        operand[4] = 0x01;
+        assert!(!control_only(&ours, &operand));
+        // Bit 104 (below the field) and bit 126 (above it).
+        let mut low = ours;
+        low[13] ^= 0x01;
+        assert!(!control_only(&ours, &low));
+        let mut high = ours;
+        high[15] ^= 0x40;
+        assert!(!control_only(&ours, &high));
+        // Truncated text.
+        assert!(!control_only(&ours[..8], &reference[..8]));
+    }
 }
