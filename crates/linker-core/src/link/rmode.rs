@@ -19,6 +19,11 @@
 //! object correct to link again after another object with `.nv.constant3`
 //! or shared memory (docs/differences.md). Undefined references are not
 //! errors: the final link reports them.
+//!
+//! Blackwell objects keep their whole Mercury family (`mercury.rs`, which
+//! classifies the Mercury relocations by the same rules; `docs/blackwell.md`
+//! §7); the parameter banks' section symbols go last in `.symtab` so that
+//! `.nv.merc.symtab` stays index-aligned with it (`symtab.rs`).
 
 use super::layout::Layout;
 use super::live::Live;
@@ -185,22 +190,4 @@ pub(crate) fn set_rel_type(cubin: &mut [u8]) {
     if let Some(t) = cubin.get_mut(16..18) {
         t.copy_from_slice(&ET_REL.to_le_bytes());
     }
-}
-
-/// `-r` cannot carry the Mercury (`.nv.merc.*`, `.nv.capmerc.*`) sections of
-/// sm_100+ objects yet: refuse rather than write an object nvlink crashes on.
-pub(crate) fn unsupported(files: &[InputFile<'_>]) -> Option<Error> {
-    let f = files.iter().find(|f| {
-        f.cubin
-            .sections
-            .iter()
-            .any(|s| s.name.starts_with(".nv.merc.") || s.name.starts_with(".nv.capmerc."))
-    })?;
-    Some(
-        Error::new(
-            crate::error::ErrorKind::Unsupported,
-            "-r (relocatable link) does not support objects with Mercury sections (sm_100 and later) yet",
-        )
-        .in_file(f.name),
-    )
 }
