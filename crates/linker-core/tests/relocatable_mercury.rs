@@ -145,3 +145,33 @@ fn relocatable_output_links_after_other_objects() {
         );
     }
 }
+
+#[test]
+fn mercury_relocatable_link_is_refused_where_not_measured() {
+    // sm_100 objects relabelled sm_110 (e_flags bits 8..15): -r at sm_110 is
+    // refused (docs/blackwell.md §7), the final link is not.
+    let inputs = || -> Vec<InputSource> {
+        ["a", "b"]
+            .iter()
+            .map(|s| {
+                let mut bytes = std::fs::read(object(s, 100)).expect("fixture");
+                bytes[0x31] = 110;
+                InputSource::Bytes {
+                    name: format!("{s}110.o"),
+                    data: Arc::from(bytes.as_slice()),
+                }
+            })
+            .collect()
+    };
+    let f = link(&options(110, inputs(), true)).expect_err("-r at sm_110 is refused");
+    assert!(
+        f.diagnostics
+            .iter()
+            .any(|d| d.error.kind == linker_core::ErrorKind::Unsupported),
+        "{:?}",
+        f.diagnostics
+    );
+    if let Err(f) = link(&options(110, inputs(), false)) {
+        panic!("the final link is not refused: {:?}", f.diagnostics);
+    }
+}

@@ -199,6 +199,11 @@ fn link_inner(
             p.len()
         ));
     }
+    if opts.relocatable {
+        if let Some(e) = rmode::unsupported(&files, arch) {
+            return Err(diags_fail(&mut diags, e));
+        }
+    }
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;

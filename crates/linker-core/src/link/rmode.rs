@@ -191,3 +191,33 @@ pub(crate) fn set_rel_type(cubin: &mut [u8]) {
         t.copy_from_slice(&ET_REL.to_le_bytes());
     }
 }
+
+/// The targets whose `-r` of Mercury objects was measured against nvlink -r
+/// (docs/blackwell.md §7).
+const MERCURY_R_ARCHS: [u32; 4] = [100, 103, 120, 121];
+
+/// `-r` of objects with Mercury sections (`.nv.merc.*`, `.nv.capmerc.*`) at
+/// a target it was not measured for (sm_110: its objects carry a
+/// `.nv.shared.reserved.0` that culink does not merge as nvlink does): refuse
+/// rather than write an object that links differently.
+pub(crate) fn unsupported(files: &[InputFile<'_>], arch: crate::SmArch) -> Option<Error> {
+    if MERCURY_R_ARCHS.contains(&arch.sm) {
+        return None;
+    }
+    let f = files.iter().find(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.name.starts_with(".nv.merc.") || s.name.starts_with(".nv.capmerc."))
+    })?;
+    Some(
+        Error::new(
+            crate::error::ErrorKind::Unsupported,
+            format!(
+                "-r (relocatable link) of objects with Mercury sections is supported for \
+                 sm_100, sm_103, sm_120 and sm_121, not yet for {arch}"
+            ),
+        )
+        .in_file(f.name),
+    )
+}
