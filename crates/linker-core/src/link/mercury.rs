@@ -39,6 +39,14 @@
 //!   the raw Mercury instruction the capsule carries for that SASS instruction
 //!   (see [`super::capsule`]); the SASS instruction is found through the SASS
 //!   relocation of the same operand (`docs/blackwell.md` §4).
+//!
+//! - `-r` (`docs/blackwell.md` §7): the same family with nothing dead, no
+//!   header-index tables (texture slots are the final link's), and Mercury
+//!   relocations treated like the SASS ones in `rmode.rs`: all kept with
+//!   their own types (no unified rewrite), except `UNUSED_CLEAR64` (dropped);
+//!   CIE pointers and module-constant capsule operands are written as nvlink
+//!   -r writes them **and** kept, so the final link rewrites them wherever the
+//!   object lands; `.nv.merc.symtab` stays index-aligned with `.symtab`.
 
 use super::capsule::{capsule_indices, CapsuleLayout};
 use super::live::Live;
@@ -447,10 +455,16 @@ impl<'d> Mercury<'d> {
                         .in_section(rs.name)
                         .at(offset));
                     }
+                    // `-r` keeps the types for the final link to rewrite.
+                    let out_type = if plan.relocatable {
+                        rtype
+                    } else {
+                        rm::rewritten_mercury_type(rtype)
+                    };
                     let keep = |sym: MTarget, addend: i64| Kept {
                         target: tp.out,
-                        offset: tp.offset + offset,
-                        rtype: rm::rewritten_mercury_type(rtype),
+                        offset: tp.offset.wrapping_add(offset),
+                        rtype: out_type,
                         sym,
                         addend,
                     };
@@ -490,6 +504,82 @@ impl<'d> Mercury<'d> {
                     if rtype == rm::R_MERCURY_UNUSED_CLEAR64 {
                         if !def_placed(plan) {
                             patch(plan, RelocType::R_CUDA_UNUSED_CLEAR64.0, 0);
+                        }
+                        continue;
+                    }
+                    if plan.relocatable {
+                        // `-r` (rmode.rs): as the SASS relocations, everything
+                        // but the CIE pointers is kept, with its own type.
+                        let keep_r = |sym: MTarget, addend: i64| Kept {
+                            target: tp.out,
+                            offset: tp.offset.wrapping_add(offset),
+                            rtype,
+                            sym,
+                            addend,
+                        };
+                        // Module constants: the value is written now, as nvlink
+                        // -r does; the kept relocation rewrites it in the final link.
+                        if let Some(d) = def.filter(|_| is_capsule) {
+                            let df = &files[d.file.0 as usize];
+                            if let Some(op) =
+                                df.cubin.symbols[d.index as usize].section().and_then(|ds| {
+                                    Self::const_operand(
+                                        plan,
+                                        df,
+                                        d,
+                                        ds,
+                                        (offset, rtype, si, addend),
+                                    )
+                                })
+                            {
+                                operands.push(op);
+                            }
+                        }
+                        let def = match def {
+                            Some(d) if !sym.is_undefined() => d,
+                            _ => {
+                                self.kept.push(keep_r(MTarget::Input(here), addend));
+                                continue;
+                            }
+                        };
+                        if debug_target
+                            && def != here
+                            && super::nvinfo::lost_to_earlier(files, db, f, si)
+                        {
+                            continue;
+                        }
+                        let df = &files[def.file.0 as usize];
+                        let dsym = &df.cubin.symbols[def.index as usize];
+                        let Some(dsec_idx) = dsym.section() else {
+                            self.kept.push(keep_r(MTarget::Input(def), addend));
+                            continue;
+                        };
+                        let msec = self.twin_section(def, dsym, msym, dsec_idx);
+                        let Some(dp) = plan.placement[def.file.0 as usize]
+                            .get(msec as usize)
+                            .copied()
+                            .flatten()
+                        else {
+                            continue;
+                        };
+                        let msec_in = &df.cubin.sections[msec as usize];
+                        if dsym.ty() != STT_SECTION {
+                            self.kept.push(keep_r(MTarget::Input(def), addend));
+                        } else if msec_in.flags & SHF_ALLOC == 0 && rtype == rm::R_MERCURY_ABS64 {
+                            // A CIE pointer: resolved as nvlink -r does, and
+                            // also kept, so that the final link points it at
+                            // the CIE wherever these frames land (nvlink -r
+                            // drops it: frames linked after another object's
+                            // then point at that object's CIE).
+                            let value = dp.offset.wrapping_add(addend as u64);
+                            patch(plan, RelocType::R_CUDA_64.0, value);
+                            self.kept
+                                .push(keep_r(MTarget::Section(dp.out), value as i64));
+                        } else {
+                            self.kept.push(keep_r(
+                                MTarget::Section(dp.out),
+                                addend.wrapping_add(dp.offset as i64),
+                            ));
                         }
                         continue;
                     }
@@ -556,40 +646,21 @@ impl<'d> Mercury<'d> {
                     let dsec = &df.cubin.sections[dsec_idx as usize];
                     let in_const =
                         (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type);
-                    if in_const && is_capsule {
-                        // The constant's offset in its bank, as the SASS pass resolves it.
-                        if let Some(dp) = plan.placement[def.file.0 as usize]
-                            .get(dsec_idx as usize)
-                            .copied()
-                            .flatten()
-                        {
-                            let base = if dsym.ty() == STT_SECTION {
-                                0
-                            } else {
-                                dsym.value
-                            };
-                            operands.push(Operand {
-                                offset,
-                                rtype,
-                                sym: si,
-                                addend,
-                                value: dp.offset.wrapping_add(base).wrapping_add(addend as u64),
-                            });
+                    if is_capsule {
+                        if let Some(op) = Self::const_operand(
+                            plan,
+                            df,
+                            def,
+                            dsec_idx,
+                            (offset, rtype, si, addend),
+                        ) {
+                            operands.push(op);
                         }
                     }
                     if dsec.sh_type == SHT_CUDA_SHARED || in_const {
                         continue; // resolved by the linker
                     }
-                    // The Mercury twin's section: a Mercury section, or a shared one.
-                    let msec = if dsym.ty() == STT_SECTION {
-                        msym.map(|m| u32::from(m.shndx)).unwrap_or(dsec_idx)
-                    } else {
-                        self.syms[def.file.0 as usize]
-                            .get(def.index as usize)
-                            .map(|m| u32::from(m.shndx))
-                            .filter(|&s| s != 0)
-                            .unwrap_or(dsec_idx)
-                    };
+                    let msec = self.twin_section(def, dsym, msym, dsec_idx);
                     let Some(dp) = plan.placement[def.file.0 as usize]
                         .get(msec as usize)
                         .copied()
@@ -650,6 +721,60 @@ impl<'d> Mercury<'d> {
             self.rela.push((target, id));
         }
         Ok(())
+    }
+
+    /// A capsule operand against a module constant (`dsec_idx` of `df` a
+    /// constant bank): the constant's offset in its output bank plus the
+    /// addend, as the SASS pass resolves it. `r` is (offset, type, symbol, addend).
+    fn const_operand(
+        plan: &Plan,
+        df: &InputFile<'_>,
+        def: SymRef,
+        dsec_idx: u32,
+        r: (u64, u32, u32, i64),
+    ) -> Option<Operand> {
+        let dsec = &df.cubin.sections[dsec_idx as usize];
+        if !(SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type) {
+            return None;
+        }
+        let dp = plan.placement[def.file.0 as usize]
+            .get(dsec_idx as usize)
+            .copied()
+            .flatten()?;
+        let dsym = &df.cubin.symbols[def.index as usize];
+        let base = if dsym.ty() == STT_SECTION {
+            0
+        } else {
+            dsym.value
+        };
+        let (offset, rtype, sym, addend) = r;
+        Some(Operand {
+            offset,
+            rtype,
+            sym,
+            addend,
+            value: dp.offset.wrapping_add(base).wrapping_add(addend as u64),
+        })
+    }
+
+    /// The section of a definition's Mercury twin (a Mercury section, or a
+    /// shared one): `msym` is the referencing Mercury entry.
+    fn twin_section(
+        &self,
+        def: SymRef,
+        dsym: &crate::cubin::Symbol<'_>,
+        msym: Option<MSym<'_>>,
+        dsec_idx: u32,
+    ) -> u32 {
+        if dsym.ty() == STT_SECTION {
+            msym.map(|m| u32::from(m.shndx)).unwrap_or(dsec_idx)
+        } else {
+            self.syms[def.file.0 as usize]
+                .get(def.index as usize)
+                .map(|m| u32::from(m.shndx))
+                .filter(|&s| s != 0)
+                .unwrap_or(dsec_idx)
+        }
     }
 
     /// The header-index table of every kernel given handle slots in its
@@ -798,8 +923,10 @@ impl<'d> Mercury<'d> {
         db: &SymbolDb<'_>,
         syms: &SymTable,
         plan: &mut Plan,
-    ) {
-        let Some(symtab) = self.symtab else { return };
+    ) -> Result<()> {
+        let Some(symtab) = self.symtab else {
+            return Ok(());
+        };
         let main_id = plan.find_role(Role::SymTab).expect("plan has .symtab");
         let strtab_id = plan.find_role(Role::StrTab).expect("plan has .strtab");
         let main: Vec<u8> = match &plan.sec(main_id).body {
@@ -988,6 +1115,25 @@ impl<'d> Mercury<'d> {
             out.extend_from_slice(&ms.size.to_le_bytes());
         }
         let n = (out.len() / 24) as u32;
+        if plan.relocatable {
+            // A `-r` output is read again as an input: entry `i` must be the
+            // twin of `.symtab` entry `i` (symtab.rs puts the symbols without
+            // a twin, the parameter banks', last).
+            let aligned = self.main_to_merc.iter().enumerate().all(|(j, &m)| {
+                if m != 0 {
+                    m as usize == j
+                } else {
+                    j == 0 || j >= n as usize
+                }
+            });
+            if !aligned {
+                return Err(Error::new(
+                    crate::error::ErrorKind::Unsupported,
+                    "-r: these objects give a Mercury symbol table that is not index-aligned \
+                     with .symtab, which culink cannot write as a relocatable object",
+                ));
+            }
+        }
         if let Some(x) = merc_ext_id {
             let bytes: Vec<u8> = ext.iter().flat_map(|v| v.to_le_bytes()).collect();
             let s = plan.sec_mut(OutSecId(x as u32));
@@ -1022,6 +1168,7 @@ impl<'d> Mercury<'d> {
                 bank: None,
             });
         }
+        Ok(())
     }
 
     /// The Mercury output index of input symbol `index` of `f` (0: none).

@@ -200,7 +200,7 @@ fn link_inner(
         ));
     }
     if opts.relocatable {
-        if let Some(e) = rmode::unsupported(&files) {
+        if let Some(e) = rmode::unsupported(&files, arch) {
             return Err(diags_fail(&mut diags, e));
         }
     }
@@ -256,7 +256,8 @@ fn link_inner(
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
-    merc.build_symtab(&files, &db, &syms, &mut plan);
+    merc.build_symtab(&files, &db, &syms, &mut plan)
+        .map_err(LinkFailure::from)?;
     lap("symtab", &mut timings);
     // Phase 7: .nv.info*, call graph, prototypes, notes, compat (need symbol indices).
     nvinfo::build(

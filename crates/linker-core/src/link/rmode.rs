@@ -19,6 +19,11 @@
 //! object correct to link again after another object with `.nv.constant3`
 //! or shared memory (docs/differences.md). Undefined references are not
 //! errors: the final link reports them.
+//!
+//! Blackwell objects keep their whole Mercury family (`mercury.rs`, which
+//! classifies the Mercury relocations by the same rules; `docs/blackwell.md`
+//! §7); the parameter banks' section symbols go last in `.symtab` so that
+//! `.nv.merc.symtab` stays index-aligned with it (`symtab.rs`).
 
 use super::layout::Layout;
 use super::live::Live;
@@ -200,9 +205,18 @@ pub(crate) fn set_rel_type(cubin: &mut [u8]) {
     }
 }
 
-/// `-r` cannot carry the Mercury (`.nv.merc.*`, `.nv.capmerc.*`) sections of
-/// sm_100+ objects yet: refuse rather than write an object nvlink crashes on.
-pub(crate) fn unsupported(files: &[InputFile<'_>]) -> Option<Error> {
+/// The targets whose `-r` of Mercury objects was measured against nvlink -r
+/// (docs/blackwell.md §7).
+const MERCURY_R_ARCHS: [u32; 4] = [100, 103, 120, 121];
+
+/// `-r` of objects with Mercury sections (`.nv.merc.*`, `.nv.capmerc.*`) at
+/// a target it was not measured for (sm_110: its objects carry a
+/// `.nv.shared.reserved.0` that culink does not merge as nvlink does): refuse
+/// rather than write an object that links differently.
+pub(crate) fn unsupported(files: &[InputFile<'_>], arch: crate::SmArch) -> Option<Error> {
+    if MERCURY_R_ARCHS.contains(&arch.sm) {
+        return None;
+    }
     let f = files.iter().find(|f| {
         f.cubin
             .sections
@@ -212,7 +226,10 @@ pub(crate) fn unsupported(files: &[InputFile<'_>]) -> Option<Error> {
     Some(
         Error::new(
             crate::error::ErrorKind::Unsupported,
-            "-r (relocatable link) does not support objects with Mercury sections (sm_100 and later) yet",
+            format!(
+                "-r (relocatable link) of objects with Mercury sections is supported for \
+                 sm_100, sm_103, sm_120 and sm_121, not yet for {arch}"
+            ),
         )
         .in_file(f.name),
     )

@@ -2,7 +2,9 @@
 //!
 //! Order: the null symbol, section symbols and local symbols (in section
 //! order, then input order), then globals in first-mention order (`sh_info` of
-//! `.symtab` is the first global's index). What changes on the way, as nvlink
+//! `.symtab` is the first global's index; `-r` of Blackwell objects puts the
+//! parameter banks' section symbols after the globals, `sh_info` one past
+//! them, as nvlink -r does). What changes on the way, as nvlink
 //! does it: CUDA's variable type 13 becomes `STT_OBJECT` and variables' `st_other`
 //! becomes 0; shared-memory symbols, extern shared declarations, the unified
 //! table helpers (`__UFT*`, `__UDT*`) and nameless locals are dropped;
@@ -155,9 +157,17 @@ pub(crate) fn build<'a>(
         size: 0,
     }];
     let mut section_syms = vec![0u32; plan.sections.len()];
+    // `-r` of Blackwell objects: the parameter banks' section symbols, which
+    // have no Mercury twin, go last (after the globals), as nvlink -r puts
+    // them, so that `.nv.merc.symtab` stays index-aligned with `.symtab` (the
+    // form ptxas writes and the final link reads; mercury.rs).
+    let banks_last = rel && merc_symtab.is_some();
+    let mut banks: Vec<OutSecId> = Vec::new();
     for &id in &plan.order {
         let s = plan.sec(id);
-        if s.section_symbol {
+        if s.section_symbol && banks_last && s.role == Role::Const0 {
+            banks.push(id);
+        } else if s.section_symbol {
             section_syms[id.0 as usize] = syms.len() as u32;
             syms.push(OutSym {
                 // Written from the section's own name at serialization (no copy).
@@ -323,8 +333,9 @@ pub(crate) fn build<'a>(
                 // Blackwell images keep the reserved-shared-memory symbols as
                 // ptxas wrote them (value = the reservation), typed as CUDA
                 // variables (ptxas writes STT_OBJECT for them).
+                // nvlink -r types the unified-table helpers likewise on Blackwell.
                 let keep = reserved && plan.arch.is_blackwell_or_later();
-                let ty = if keep {
+                let ty = if keep || (rel && unified && plan.arch.is_blackwell_or_later()) {
                     STT_CUDA_OBJECT
                 } else {
                     ty_of(sym.ty())
@@ -341,6 +352,21 @@ pub(crate) fn build<'a>(
                 });
             }
         }
+    }
+    // One past the last local (`sh_info`): after the banks when they go last.
+    let mut locals_end = first_global;
+    for id in banks {
+        section_syms[id.0 as usize] = syms.len() as u32;
+        syms.push(OutSym {
+            name: Cow::Borrowed(""),
+            info: STT_SECTION,
+            other: 0,
+            section: Some(id),
+            shndx_raw: 0,
+            value: 0,
+            size: 0,
+        });
+        locals_end = syms.len() as u32;
     }
     let mut table = SymTable {
         local_map,
@@ -455,7 +481,7 @@ pub(crate) fn build<'a>(
         s.size = symtab.len() as u64;
         s.body = Body::Bytes(symtab);
         s.link = super::sections::LinkTo::Section(strtab_id);
-        s.info = super::sections::InfoTo::Raw(first_global);
+        s.info = super::sections::InfoTo::Raw(locals_end);
     }
     table.names = syms.into_iter().map(|s| s.name).collect();
     table
