@@ -162,13 +162,25 @@ pub(crate) fn classify(
                     dsec.flags & SHF_ALLOC == 0 && !occupies_no_file_space(dsec.sh_type);
                 if is_section_sym && non_alloc && debug_target {
                     // `.debug_frame` CIE pointers: an offset inside this very
-                    // output section, known now.
+                    // output section, known now and written as nvlink -r
+                    // writes it. nvlink -r then drops the relocation, so its
+                    // output relinked after other objects points at their
+                    // CIE; culink keeps RELA ones (sm_90+; the Mercury side
+                    // does the same) so the final link moves them along. A
+                    // REL entry cannot carry the section offset: dropped.
                     plan.patches[fid][rs.info as usize].push(Patch {
                         offset: r.offset,
                         rtype: r.rtype,
                         value: dplace.offset.wrapping_add(r.addend as u64),
                         bank: None,
                     });
+                    if r.is_rela {
+                        keep(
+                            plan,
+                            SymTarget::Section(dplace.out),
+                            r.addend.wrapping_add(dplace.offset as i64),
+                        );
+                    }
                     super::preserve::record(
                         plan,
                         tp.out,
