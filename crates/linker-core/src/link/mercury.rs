@@ -429,8 +429,10 @@ impl<'d> Mercury<'d> {
                     continue;
                 };
                 let target = &f.cubin.sections[rs.info as usize];
-                let debug_target = target.flags & SHF_ALLOC == 0;
                 let is_capsule = target.sh_type == SHT_CUDA_CAPMERC_TEXT;
+                // Capsules are not SHF_ALLOC either, but they are code: only
+                // the frames are debug information.
+                let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
                 let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rs
                     .data
