@@ -9,6 +9,7 @@
 //! inputs: a b@80          # source stems in link order; `@NN` pins one arch
 //! expect: ok              # or: error
 //! options: -foo           # optional extra nvlink options, before the inputs
+//! build: -G                # optional extra ptxas/nvcc options for the inputs
 //! ```
 //!
 //! Sources are `<stem>.ptx` (with the literal `.target SMXX`, replaced per arch)
@@ -46,6 +47,9 @@ pub struct Case {
     pub expect_ok: bool,
     /// Extra nvlink options, placed before the inputs.
     pub options: Vec<String>,
+    /// Extra compiler options for building the inputs (`build: -G`), passed
+    /// to ptxas or nvcc.
+    pub build: Vec<String>,
 }
 
 /// How a source stem is built.
@@ -82,7 +86,10 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
             .split_once(':')
             .ok_or_else(|| format!("{}:{}: expected `key: value`", path.display(), i + 1))?;
         let k = k.trim();
-        if !matches!(k, "archs" | "inputs" | "expect" | "options" | "description") {
+        if !matches!(
+            k,
+            "archs" | "inputs" | "expect" | "options" | "build" | "description"
+        ) {
             return Err(format!("{}:{}: unknown key `{k}`", path.display(), i + 1));
         }
         if fields.insert(k.to_string(), v.trim().to_string()).is_some() {
@@ -120,6 +127,10 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         .get("options")
         .map(|o| o.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
+    let build = fields
+        .get("build")
+        .map(|o| o.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
     if get("description")?.is_empty() {
         return Err(format!("{what}: empty `description:`"));
     }
@@ -138,6 +149,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         inputs,
         expect_ok,
         options,
+        build,
     })
 }
 
@@ -238,14 +250,17 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
                 std::fs::write(w.join(&ptx), body)
                     .map_err(|e| io_err("write", &w.join(&ptx), e))?;
                 let mut c = Command::new(tools.join("ptxas"));
-                c.arg(format!("-arch=sm_{sm}")).arg("-c").arg(&ptx);
+                c.arg(format!("-arch=sm_{sm}"))
+                    .args(&case.build)
+                    .arg("-c")
+                    .arg(&ptx);
                 c
             }
             SourceKind::Cu => {
                 let cu = format!("{stem}.cu");
                 std::fs::write(w.join(&cu), &text).map_err(|e| io_err("write", &w.join(&cu), e))?;
                 let mut c = crate::nv_tools::nvcc_command(tools, *sm);
-                c.arg(&cu);
+                c.args(&case.build).arg(&cu);
                 c
             }
         };

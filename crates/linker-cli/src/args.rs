@@ -400,11 +400,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 "no-whole-archive" => whole_archive = false,
                 "report-arch" => cmd.driver.report_arch = true,
                 "shared" => cmd.driver.shared = true,
-                "g" => {
-                    return Err(UsageError::fatal(
-                        "Option '-g' (nvcc -G): debug device links are not supported by culink yet; link without -G or with NVIDIA's nvlink",
-                    ))
-                }
+                "g" => cmd.options.device_debug = true,
                 "r" => cmd.options.relocatable = true,
                 "preserve-relocs" => cmd.options.preserve_relocs = true,
                 "dump-callgraph" => cmd.options.reports.callgraph = true,
@@ -688,7 +684,6 @@ mod tests {
         );
         assert!(e(&["-arch"]).contains("requires a value"));
         assert!(e(&["--frobnicate", "a.o"]).contains("Unknown option"));
-        assert!(e(&["-arch=sm_90", "-g", "a.o", "-o", "x"]).contains("not supported"));
         assert!(e(&["@/nonexistent/culink.rsp"]).contains("Could not open options file"));
     }
 

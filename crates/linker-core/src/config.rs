@@ -87,6 +87,10 @@ pub struct LinkOptions {
     /// `--preserve-relocs`: also list every relocation the linker resolved in
     /// `.nv.resolvedrela.<section>` sections (`SHT_CUDA_RESOLVED_RELA`).
     pub preserve_relocs: bool,
+    /// `-g` (the device link of `nvcc -G` builds): nothing is dead-stripped,
+    /// so every function keeps its code and debug information (nvlink 13.0.88
+    /// does the same; without `-g` it strips as usual, DWARF included).
+    pub device_debug: bool,
     /// Reports to produce alongside the cubin (see [`LinkReports`]).
     pub reports: ReportOptions,
 }

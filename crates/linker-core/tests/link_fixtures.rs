@@ -99,6 +99,7 @@ fn options(case: &Case, sm: u32) -> LinkOptions {
             .options
             .iter()
             .any(|o| o.trim_start_matches('-') == "preserve-relocs"),
+        device_debug: case.options.iter().any(|o| o == "-g"),
         ..LinkOptions::default()
     }
 }

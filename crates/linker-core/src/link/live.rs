@@ -153,7 +153,9 @@ pub(crate) fn mark(
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
             let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
-            let is_debug = target.name == ".debug_frame";
+            // Debug information (`.debug_frame`, and with `-G` objects
+            // `.debug_info`, `.debug_line`, `.nv_debug_*`): never a use.
+            let is_debug = target.flags & crate::elf::SHF_ALLOC == 0;
             for r in f.cubin.relocs(rs) {
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {

@@ -672,13 +672,17 @@ impl<'d> Mercury<'d> {
                     };
                     let msec_in = &df.cubin.sections[msec as usize];
                     if dsym.ty() == STT_SECTION {
-                        if msec_in.flags & SHF_ALLOC == 0 && rtype == rm::R_MERCURY_ABS64 {
-                            // CIE pointer inside the merged debug frames.
-                            patch(
-                                plan,
-                                RelocType::R_CUDA_64.0,
-                                dp.offset.wrapping_add(addend as u64),
-                            );
+                        let abs = match rtype {
+                            rm::R_MERCURY_ABS64 => Some(RelocType::R_CUDA_64.0),
+                            rm::R_MERCURY_ABS32 => Some(RelocType::R_CUDA_32.0),
+                            _ => None,
+                        };
+                        if let (true, Some(cuda)) = (msec_in.flags & SHF_ALLOC == 0, abs) {
+                            // An offset inside merged debug information: CIE
+                            // pointers in the frames; with `-G` objects the
+                            // DWARF sections' references to each other
+                            // (`.debug_abbrev`, `.debug_loc`, `.debug_info`).
+                            patch(plan, cuda, dp.offset.wrapping_add(addend as u64));
                         } else {
                             self.kept
                                 .push(keep(MTarget::Section(dp.out), addend + dp.offset as i64));

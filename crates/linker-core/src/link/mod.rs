@@ -223,8 +223,8 @@ fn link_inner(
         kernels_used.as_deref(),
         host_kernels.as_deref(),
     );
-    if opts.relocatable || opts.preserve_relocs {
-        // nvlink strips nothing in either mode (no host-reference pruning either:
+    if opts.relocatable || opts.preserve_relocs || opts.device_debug {
+        // nvlink strips nothing in these modes (no host-reference pruning either:
         // `-r` of host objects equals `-r` of the same cubins).
         rmode::keep_all(&files, &mut live);
     }
@@ -234,6 +234,7 @@ fn link_inner(
     if opts.preserve_relocs {
         plan.resolved = Some(preserve::Preserved::default());
     }
+    plan.device_debug = opts.device_debug;
     let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.

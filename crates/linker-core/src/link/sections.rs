@@ -184,6 +184,8 @@ pub(crate) struct Plan {
     /// `--preserve-relocs`: the relocations resolved by the linker, listed in
     /// `.nv.resolvedrela.*` (see `preserve.rs`).
     pub resolved: Option<super::preserve::Preserved>,
+    /// `-g`: a device-debug link (nothing dead-stripped).
+    pub device_debug: bool,
 }
 
 impl Plan {
@@ -251,9 +253,9 @@ impl Plan {
         self.index_of = index_of;
     }
 
-    /// Whether nothing is dead-stripped (`-r` and `--preserve-relocs`, as nvlink).
+    /// Whether nothing is dead-stripped (`-r`, `--preserve-relocs` and `-g`, as nvlink).
     pub(crate) fn keeps_everything(&self) -> bool {
-        self.relocatable || self.resolved.is_some()
+        self.relocatable || self.resolved.is_some() || self.device_debug
     }
 
     /// Final section index of an output section.
@@ -358,6 +360,7 @@ pub(crate) fn plan(
         arch,
         relocatable,
         resolved: None,
+        device_debug: false,
     };
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
     let mut s = OutSection::new(".shstrtab", SHT_STRTAB, Role::ShStrTab);

@@ -53,12 +53,38 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         };
         return (0x41, 8, 0x0600_0000 | (sm << 8) | nibble);
     }
-    let flags = if h.abi_version() >= 8 {
+    let mut flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
     } else {
         (h.e_flags & !0x00ff_00ff) | sm | (sm << 16)
     };
+    if h.abi_version() >= 8 {
+        flags = (flags & 0x00ff_ffff) | (debug_flag_byte(files, flags >> 24) << 24);
+    }
     (h.osabi(), h.abi_version(), flags)
+}
+
+/// Bits 24–31 of `e_flags` from which an object is a device-debug one (ptxas
+/// `-g`, nvcc `-G`): their top byte is 0x0e or 0x0f at sm_75–90 and 0x10 at
+/// sm_100/120, where other objects have 0x06 (0x07 with extended numbering).
+const DEVICE_DEBUG_TOP_BYTE: u32 = 0x08;
+
+/// Bits 24–31 of the output's `e_flags` (ELF ABI 8 inputs): with
+/// device-debug inputs nvlink writes the OR of the inputs' top bytes plus one
+/// for every debug input after the first (measured at sm_90: 0x0e + 0x0f →
+/// 0x10, three 0x0f → 0x11, four → 0x12, 0x0e + 0x0e → 0x0f, 0x06 + 0x0e →
+/// 0x0e; at sm_100/120: 0x10 + 0x10 → 0x11). Without debug inputs: `first`
+/// (the chosen input's byte).
+fn debug_flag_byte(files: &[InputFile<'_>], first: u32) -> u32 {
+    let abi8 = || files.iter().filter(|f| f.cubin.header.abi_version() >= 8);
+    let debug = abi8()
+        .filter(|f| f.cubin.header.e_flags >> 24 >= DEVICE_DEBUG_TOP_BYTE)
+        .count() as u32;
+    if debug == 0 {
+        return first;
+    }
+    let or = abi8().fold(0, |acc, f| acc | (f.cubin.header.e_flags >> 24));
+    (or + debug - 1) & 0xff
 }
 
 /// Bytes of output a window covers before it is released to the sink (see
