@@ -609,3 +609,56 @@ fn device_memcpy_async_gets_the_constant_space_size() {
         assert_equivalent(&k.dir.join(&cu), &k.dir.join(&nv), tag);
     }
 }
+
+/// `nvcc -G` (device debug): nvcc passes `-g` to the device link; culink
+/// accepts it and links like nvlink (every function kept, DWARF, e_flags).
+#[test]
+fn device_debug_link_through_the_shadow_toolkit_matches_nvlink() {
+    let Some(k) = kit("debug") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    for (stem, src) in [("a", A_CU), ("b", B_CU), ("main", MAIN_CU)] {
+        k.nvcc_dc(&real_nvcc, stem, src, &["-arch=sm_90", "-G"]);
+    }
+    let shadow = k.shadow();
+    let dlink = [
+        "-arch=sm_90",
+        "-G",
+        "-dlink",
+        "a.o",
+        "b.o",
+        "main.o",
+        "-o",
+        "dlink.o",
+    ];
+    let dry = run(
+        Command::new(shadow.join("bin/nvcc"))
+            .current_dir(&k.dir)
+            .args(["-ccbin", &k.cc])
+            .args(dlink)
+            .arg("-dryrun"),
+        "nvcc -G -dlink -dryrun",
+    );
+    let line = nvlink_line(&text(&dry.stderr));
+    assert!(line.iter().any(|a| a == "-g"), "-g not in {line:?}");
+    let nv_args = retarget(&line, "nv.cubin", "nv.reg.c");
+    let cu_args = retarget(&line, "cu.cubin", "cu.reg.c");
+    run(
+        Command::new(k.root.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(&nv_args),
+        "nvlink -g",
+    );
+    run(
+        Command::new(shadow.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(&cu_args)
+            .env_remove("CULINK_LOG"),
+        "culink as nvlink, -g",
+    );
+    assert_equivalent(
+        &k.dir.join("cu.cubin"),
+        &k.dir.join("nv.cubin"),
+        "nvcc -G device link",
+    );
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
