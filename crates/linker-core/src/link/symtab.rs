@@ -105,6 +105,35 @@ pub(crate) fn encode_shndx(index: u32, first: u32) -> (u16, u32) {
     }
 }
 
+/// The output value of shared variable `var` (in input section `section` of
+/// `f`) in a `-g` link: its offset in the window of the kernel owning the
+/// section, after the sm_90+ reserve (measured: libcudadevrt's
+/// `memcpy_3d_device` `shared_data` at 0x400 in an nvcc `-G` link).
+fn debug_shared_value(
+    plan: &Plan,
+    live: &Live,
+    f: &InputFile<'_>,
+    section: Option<u32>,
+    var: SymRef,
+) -> Option<u64> {
+    let sec = section?;
+    if f.cubin.sections.get(sec as usize)?.sh_type != SHT_CUDA_SHARED {
+        return None;
+    }
+    let text = f.owner.get(sec as usize).copied().flatten()?;
+    let fi = live.func_of_text[f.id.0 as usize]
+        .get(text as usize)
+        .copied()
+        .flatten()?;
+    let offset = *plan.shared.kernels.get(&fi)?.offsets.get(&var)?;
+    let reserve = if plan.arch.is_sm90_or_later() {
+        super::shared::SM90_SHARED_RESERVE
+    } else {
+        0
+    };
+    Some(offset + reserve)
+}
+
 /// Marks an input symbol that is not a kept local while locals are collected.
 const NO_LOCAL: u32 = u32::MAX;
 
@@ -202,14 +231,20 @@ pub(crate) fn build<'a>(
             };
             // `--preserve-relocs` keeps the shared variables its entries name.
             let preserved = super::preserve::shared_value(plan, here);
-            if sym.name.is_empty()
-                || (sym.other & STO_CUDA_SHARED != 0 && !rel && preserved.is_none())
-            {
+            // `-g`: a kernel's own shared variables keep their symbol, valued
+            // at their window offset (as nvlink writes them for debuggers).
+            let debug_shared = if plan.device_debug && preserved.is_none() {
+                debug_shared_value(plan, live, f, sym.section(), here)
+            } else {
+                None
+            };
+            let kept_shared = preserved.is_some() || debug_shared.is_some();
+            if sym.name.is_empty() || (sym.other & STO_CUDA_SHARED != 0 && !rel && !kept_shared) {
                 continue;
             }
             let Some(sec) = sym.section() else { continue };
             let dsec = &f.cubin.sections[sec as usize];
-            if (dsec.sh_type == SHT_CUDA_SHARED && !rel && preserved.is_none())
+            if (dsec.sh_type == SHT_CUDA_SHARED && !rel && !kept_shared)
                 || (dsec.sh_type == SHT_CUDA_CONSTANT0
                     && is_variable(sym.ty())
                     && !rel
@@ -227,9 +262,10 @@ pub(crate) fn build<'a>(
                 p.offset + sym.value
             };
             // nvlink writes them with their window offset and st_other 1.
-            let (value, other) = match preserved {
-                Some(v) => (v, 1),
-                None => (value, other_of(sym.ty(), sym.other)),
+            let (value, other) = match (preserved, debug_shared) {
+                (Some(v), _) => (v, 1),
+                (None, Some(v)) => (v, other_of(sym.ty(), sym.other)),
+                (None, None) => (value, other_of(sym.ty(), sym.other)),
             };
             map[sym.index as usize] = out.len() as u32;
             out.push(OutSym {
