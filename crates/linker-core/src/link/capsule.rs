@@ -20,7 +20,7 @@
 //!
 //! Items by their first bytes: `0x01` (16 bytes), `0x02` (32 bytes: 16 bytes
 //! of description, then the instruction's raw 16-byte Mercury encoding),
-//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and `51 01` /
+//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and `51 0n` (n = 1..3) /
 //! `51 02` (a 2-byte prefix before a `0x01` / `0x02` item, seen on an
 //! `LDGSTS`). Only that much was measured (every capsule of the `tests/link`
 //! fixtures and of about 2300 generated functions); a capsule with any other
@@ -82,8 +82,11 @@ fn item_len(item: &[u8]) -> Option<(usize, usize)> {
         [0x02, ..] => Some((32, 0)),
         [0x41 | 0x42, ..] => Some((4, 0)),
         [0xd0, 0x00, ..] => Some((2, 0)),
-        [0x51, 0x01, 0x01, ..] => Some((18, 2)),
-        [0x51, 0x02, 0x02, ..] => Some((34, 2)),
+        // A 2-byte `51 nn` prefix before a record: `51 01`/`51 02` before
+        // records of that kind (LDGSTS), and `51 03` before a `0x02` record
+        // (an nvcc kernel's `atomicAdd` on a 64-bit global).
+        [0x51, 0x01..=0x03, 0x01, ..] => Some((18, 2)),
+        [0x51, 0x01..=0x03, 0x02, ..] => Some((34, 2)),
         _ => None,
     }
 }

@@ -599,9 +599,10 @@ pub(crate) fn plan(
         o.size = size;
         o.info = InfoTo::Section(text.out);
         o.func = Some(ki);
-        // nvlink gives it a section symbol when it holds variables, and on
-        // sm_90+ also when it holds only the dynamic window (measured).
-        o.section_symbol = has_vars || arch.is_sm90_or_later();
+        // nvlink gives it a section symbol when it holds variables, and at
+        // sm_90 also when it holds only the dynamic window (measured; not at
+        // sm_100/120: an nvcc kernel with only `extern __shared__`).
+        o.section_symbol = has_vars || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
         o.body = Body::NoBits;
         plan.add(o);
     }
