@@ -20,9 +20,9 @@
 //!
 //! Items by their first bytes: `0x01` (16 bytes), `0x02` (32 bytes: 16 bytes
 //! of description, then the instruction's raw 16-byte Mercury encoding),
-//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and `51 0n` (n = 1..3) /
-//! `51 02` (a 2-byte prefix before a `0x01` / `0x02` item, seen on an
-//! `LDGSTS`). Only that much was measured (every capsule of the `tests/link`
+//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and
+//! `51 0n`, n = 1..3 (a 2-byte prefix before a `0x01` / `0x02` item: `51 01`,
+//! `51 02` on an `LDGSTS`, `51 03` on a 64-bit global `atomicAdd`). Only that much was measured (every capsule of the `tests/link`
 //! fixtures and of about 2300 generated functions); a capsule with any other
 //! item, or whose items do not match its mask one to one, is reported as
 //! undecodable and left alone by the caller.
