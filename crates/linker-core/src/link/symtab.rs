@@ -245,7 +245,11 @@ pub(crate) fn build<'a>(
             let Some(sec) = sym.section() else { continue };
             let dsec = &f.cubin.sections[sec as usize];
             if (dsec.sh_type == SHT_CUDA_SHARED && !rel && !kept_shared)
-                || (dsec.sh_type == SHT_CUDA_CONSTANT0
+                // Variables in a function's own constant bank (the parameter
+                // bank; ptxas' `<k>.const_opt.*` in `.nv.constant2.<k>` on
+                // sm_75–89) are dropped, as nvlink does.
+                || ((SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type)
+                    && f.owner.get(sec as usize).copied().flatten().is_some()
                     && is_variable(sym.ty())
                     && !rel
                     && plan.resolved.is_none())
