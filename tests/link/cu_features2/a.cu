@@ -4,7 +4,7 @@ namespace cg = cooperative_groups;
 typedef int (*op_t)(int, int);
 extern __device__ op_t ops[3];
 extern __device__ int apply(int which, int a, int b);
-static __device__ int hidden_state = 5;
+__device__ int hidden_state = 5;
 __device__ int table[256];
 template <typename T, int K> __device__ T reduce_warp(T v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);

@@ -1,19 +1,16 @@
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 template <typename T> __device__ inline T twice(T x) { return x + x; }
 __device__ int shared_helper(int v);
-__global__ void k_cub(const int *in, int *out) {
-  using BR = cub::BlockReduce<int, 128>;
-  using BS = cub::BlockScan<int, 128>;
-  __shared__ typename BR::TempStorage tr;
-  __shared__ typename BS::TempStorage ts;
-  int v = in[threadIdx.x];
-  int s = BR(tr).Sum(v);
+__global__ void k_sum(const int *in, int *out) {
+  __shared__ int partial[128];
+  partial[threadIdx.x] = in[threadIdx.x];
   __syncthreads();
-  int p; BS(ts).ExclusiveSum(v, p);
-  out[threadIdx.x] = p + twice(s) + shared_helper(v);
+  for (int s = 64; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  out[threadIdx.x] = partial[0] + twice(in[threadIdx.x]) + shared_helper(threadIdx.x);
 }
 __global__ void __cluster_dims__(2, 1, 1) k_cluster(int *out) {
   __shared__ int smem[64];
