@@ -159,6 +159,26 @@ impl Kit {
         );
     }
 
+    /// Runs nvcc's nvlink command line `line` with nvlink (output `nv.cubin`,
+    /// `nv.reg.c`) and with culink as the shadow toolkit's nvlink (`cu.*`),
+    /// and checks the cubins are equivalent.
+    fn link_both(&self, shadow: &Path, line: &[String], what: &str) {
+        run(
+            Command::new(self.root.join("bin/nvlink"))
+                .current_dir(&self.dir)
+                .args(retarget(line, "nv.cubin", "nv.reg.c")),
+            &format!("nvlink ({what})"),
+        );
+        run(
+            Command::new(shadow.join("bin/nvlink"))
+                .current_dir(&self.dir)
+                .args(retarget(line, "cu.cubin", "cu.reg.c"))
+                .env_remove("CULINK_LOG"),
+            &format!("culink as nvlink ({what})"),
+        );
+        assert_equivalent(&self.dir.join("cu.cubin"), &self.dir.join("nv.cubin"), what);
+    }
+
     fn shadow(&self) -> PathBuf {
         let shadow = self.dir.join("shadow");
         run(
@@ -282,22 +302,7 @@ fn nvcc_dlink_through_the_shadow_toolkit_matches_nvlink() {
         .any(|a| a.starts_with("-L") && a.ends_with("lib64/stubs")));
 
     // 2. That command line, with nvlink and with culink as nvlink.
-    let nv_args = retarget(&line, "nv.cubin", "nv.reg.c");
-    let cu_args = retarget(&line, "cu.cubin", "cu.reg.c");
-    run(
-        Command::new(k.root.join("bin/nvlink"))
-            .current_dir(&k.dir)
-            .args(&nv_args),
-        "nvlink",
-    );
-    run(
-        Command::new(shadow.join("bin/nvlink"))
-            .current_dir(&k.dir)
-            .args(&cu_args)
-            .env_remove("CULINK_LOG"),
-        "culink as nvlink",
-    );
-    assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), "CDP link");
+    k.link_both(&shadow, &line, "CDP link");
     let reg_nv = std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap();
     let reg_cu = std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap();
     assert_eq!(reg_cu, reg_nv, "register-link files");
@@ -640,25 +645,6 @@ fn device_debug_link_through_the_shadow_toolkit_matches_nvlink() {
     );
     let line = nvlink_line(&text(&dry.stderr));
     assert!(line.iter().any(|a| a == "-g"), "-g not in {line:?}");
-    let nv_args = retarget(&line, "nv.cubin", "nv.reg.c");
-    let cu_args = retarget(&line, "cu.cubin", "cu.reg.c");
-    run(
-        Command::new(k.root.join("bin/nvlink"))
-            .current_dir(&k.dir)
-            .args(&nv_args),
-        "nvlink -g",
-    );
-    run(
-        Command::new(shadow.join("bin/nvlink"))
-            .current_dir(&k.dir)
-            .args(&cu_args)
-            .env_remove("CULINK_LOG"),
-        "culink as nvlink, -g",
-    );
-    assert_equivalent(
-        &k.dir.join("cu.cubin"),
-        &k.dir.join("nv.cubin"),
-        "nvcc -G device link",
-    );
+    k.link_both(&shadow, &line, "nvcc -G device link");
     let _ = std::fs::remove_dir_all(&k.dir);
 }

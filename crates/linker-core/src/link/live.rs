@@ -52,6 +52,24 @@ pub(crate) struct Live {
 }
 
 impl Live {
+    /// Fixes [`Live::section_kept`] from the liveness: module sections always,
+    /// function-owned ones when their function is live.
+    pub(crate) fn keep_sections(&mut self, files: &[InputFile<'_>]) {
+        self.section_kept = files
+            .iter()
+            .map(|f| {
+                f.owner
+                    .iter()
+                    .map(|o| match o {
+                        None => true,
+                        Some(text) => self.func_of_text[f.id.0 as usize][*text as usize]
+                            .is_some_and(|fi| self.live[fi as usize]),
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
     /// The function defined by (or referenced as) an input symbol, after resolution.
     pub(crate) fn func_of_symbol(
         &self,
@@ -266,19 +284,6 @@ pub(crate) fn mark(
         }
         stack.extend(live.funcs[fi as usize].callees.iter().copied());
     }
-    // Kept sections: module sections always; function-owned ones when the function is live.
-    live.section_kept = files
-        .iter()
-        .map(|f| {
-            f.owner
-                .iter()
-                .map(|o| match o {
-                    None => true,
-                    Some(text) => live.func_of_text[f.id.0 as usize][*text as usize]
-                        .is_some_and(|fi| live.live[fi as usize]),
-                })
-                .collect()
-        })
-        .collect();
+    live.keep_sections(files);
     live
 }

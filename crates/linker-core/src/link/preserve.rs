@@ -133,13 +133,7 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
         }
         let InfoTo::Section(t) = s.info else { continue };
         let mut entries = by_target.remove(&t.0).unwrap_or_default();
-        entries.sort_by_key(|e| (e.0, e.1, e.2));
-        let mut bytes = Vec::with_capacity(entries.len() * 24);
-        for (off, ty, sym, addend) in entries {
-            bytes.extend_from_slice(&off.to_le_bytes());
-            bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
-            bytes.extend_from_slice(&addend.to_le_bytes());
-        }
+        let bytes = super::relocate::encode_entries(&mut entries, true);
         s.size = bytes.len() as u64;
         s.body = Body::Bytes(bytes);
     }

@@ -579,6 +579,25 @@ pub(crate) fn create_sections(plan: &mut Plan) {
     }
 }
 
+/// One relocation section's entries: (offset, type, symbol index, addend).
+pub(crate) type Entry = (u64, u32, u32, i64);
+
+/// The bytes of a relocation section: `entries` sorted by (offset, type,
+/// symbol), each as an ELF64 `Rel` or, when `rela`, `Rela`. (`.rel[a].*`,
+/// `.nv.merc.rela.*` and `.nv.resolvedrela.*` all use it.)
+pub(crate) fn encode_entries(entries: &mut [Entry], rela: bool) -> Vec<u8> {
+    entries.sort_by_key(|e| (e.0, e.1, e.2));
+    let mut bytes = Vec::with_capacity(entries.len() * if rela { 24 } else { 16 });
+    for &(off, ty, sym, addend) in entries.iter() {
+        bytes.extend_from_slice(&off.to_le_bytes());
+        bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
+        if rela {
+            bytes.extend_from_slice(&addend.to_le_bytes());
+        }
+    }
+    bytes
+}
+
 /// Serializes the kept relocations with final symbol indices, ascending offsets.
 ///
 /// Grouped in a table indexed by section (a `BTreeMap`, then a hash map,
@@ -586,7 +605,6 @@ pub(crate) fn create_sections(plan: &mut Plan) {
 /// section sorted and encoded in parallel; `plan.kept` is freed afterwards (nothing later reads it).
 pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     let _span = tracing::info_span!("relocate_finish").entered();
-    type Entry = (u64, u32, u32, i64);
     // Grouped by (target section, REL/RELA) in a dense table: slot 2 * id + rela.
     let mut by_section: Vec<Vec<Entry>> = vec![Vec::new(); plan.sections.len() * 2];
     for k in plan.kept.iter() {
@@ -613,18 +631,7 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
     let encoded: Vec<(usize, Vec<u8>)> = jobs
         .into_par_iter()
         .with_min_len(256)
-        .map(|(i, rela, mut entries)| {
-            entries.sort_by_key(|e| (e.0, e.1, e.2));
-            let mut bytes = Vec::with_capacity(entries.len() * if rela { 24 } else { 16 });
-            for (off, ty, sym, addend) in entries {
-                bytes.extend_from_slice(&off.to_le_bytes());
-                bytes.extend_from_slice(&((u64::from(sym) << 32) | u64::from(ty)).to_le_bytes());
-                if rela {
-                    bytes.extend_from_slice(&addend.to_le_bytes());
-                }
-            }
-            (i, bytes)
-        })
+        .map(|(i, rela, mut entries)| (i, encode_entries(&mut entries, rela)))
         .collect();
     for (i, bytes) in encoded {
         let s = &mut plan.sections[i];

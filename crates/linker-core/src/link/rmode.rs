@@ -41,18 +41,7 @@ pub(crate) fn keep_all(files: &[InputFile<'_>], live: &mut Live) {
     for l in &mut live.live {
         *l = true;
     }
-    live.section_kept = files
-        .iter()
-        .map(|f| {
-            f.owner
-                .iter()
-                .map(|o| match o {
-                    None => true,
-                    Some(text) => live.func_of_text[f.id.0 as usize][*text as usize].is_some(),
-                })
-                .collect()
-        })
-        .collect();
+    live.keep_sections(files);
 }
 
 fn is_clear(rtype: u32) -> bool {

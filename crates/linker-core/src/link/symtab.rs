@@ -35,6 +35,22 @@ struct OutSym<'a> {
     size: u64,
 }
 
+impl OutSym<'_> {
+    /// The section symbol of output section `id` (its name is written from
+    /// the section's own at serialization: no copy).
+    fn section(id: OutSecId) -> Self {
+        OutSym {
+            name: Cow::Borrowed(""),
+            info: STT_SECTION,
+            other: 0,
+            section: Some(id),
+            shndx_raw: 0,
+            value: 0,
+            size: 0,
+        }
+    }
+}
+
 /// The output symbol table and the input → output index maps.
 pub(crate) struct SymTable<'a> {
     /// Per file, per input symbol: its output index as a local (0: none).
@@ -198,16 +214,7 @@ pub(crate) fn build<'a>(
             banks.push(id);
         } else if s.section_symbol {
             section_syms[id.0 as usize] = syms.len() as u32;
-            syms.push(OutSym {
-                // Written from the section's own name at serialization (no copy).
-                name: Cow::Borrowed(""),
-                info: STT_SECTION,
-                other: 0,
-                section: Some(id),
-                shndx_raw: 0,
-                value: 0,
-                size: 0,
-            });
+            syms.push(OutSym::section(id));
         }
     }
     // Locals: each file's in parallel, concatenated in file order.
@@ -397,15 +404,7 @@ pub(crate) fn build<'a>(
     let mut locals_end = first_global;
     for id in banks {
         section_syms[id.0 as usize] = syms.len() as u32;
-        syms.push(OutSym {
-            name: Cow::Borrowed(""),
-            info: STT_SECTION,
-            other: 0,
-            section: Some(id),
-            shndx_raw: 0,
-            value: 0,
-            size: 0,
-        });
+        syms.push(OutSym::section(id));
         locals_end = syms.len() as u32;
     }
     let mut table = SymTable {

@@ -17,7 +17,7 @@
 //! actions to capsule bytes; it only applies them to plain data
 //! (`.nv.merc.debug_frame`).
 
-use super::table::{BitAction, RelocDesc, ResolverClass, ValueKind};
+use super::table::{act, RelocDesc, ResolverClass, ValueKind};
 
 /// Added to a Mercury table index to form the ELF relocation type.
 pub const R_MERCURY_BASE: u32 = 0x1_0000;
@@ -71,15 +71,6 @@ pub const fn rewritten_mercury_type(rtype: u32) -> u32 {
         R_MERCURY_UNIFIED32_LO => R_MERCURY_ABS32_LO,
         R_MERCURY_UNIFIED32_HI => R_MERCURY_ABS32_HI,
         t => t,
-    }
-}
-
-const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
-    BitAction {
-        lo,
-        hi,
-        kind,
-        shift,
     }
 }
 

@@ -116,8 +116,8 @@ impl BitAction {
     }
 }
 
-/// A shorthand constructor for the table.
-const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
+/// A shorthand constructor for the tables (R_CUDA here, R_MERCURY in `mercury.rs`).
+pub(crate) const fn act(lo: u8, hi: u8, kind: ValueKind, shift: u8) -> BitAction {
     BitAction {
         lo,
         hi,
