@@ -240,11 +240,7 @@ pub(crate) fn bindless_bank_records(
     let Some(text) = plan.placement[func.key.file.0 as usize][func.key.text as usize] else {
         return Vec::new();
     };
-    let has_slots = plan
-        .tex_used
-        .iter()
-        .any(|(c0, _)| plan.sec(*c0).info == super::sections::InfoTo::Section(text.out));
-    if !has_slots {
+    if !plan.tex.has_slots(text.out) {
         return Vec::new();
     }
     vec![

@@ -792,11 +792,7 @@ impl<'d> Mercury<'d> {
             return;
         }
         for &(_, _, capsule, text_out) in &self.texts {
-            let has_slots = plan
-                .tex_used
-                .iter()
-                .any(|(c0, _)| plan.sec(*c0).info == InfoTo::Section(text_out));
-            if !has_slots || self.header_tables.contains_key(&capsule) {
+            if !plan.tex.has_slots(text_out) || self.header_tables.contains_key(&capsule) {
                 continue;
             }
             let kernel = plan

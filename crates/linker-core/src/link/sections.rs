@@ -169,8 +169,6 @@ pub(crate) struct Plan {
     pub tex: super::texslots::TexSlots,
     /// Where each merged `.common` variable was allocated.
     pub common: HashMap<super::GlobalId, Placement>,
-    /// (parameter bank, handle) pairs that already have their driver relocation.
-    pub tex_used: crate::fxhash::HashSet<(OutSecId, String)>,
     /// Final order (filled by `finalize_order`): position → section.
     pub order: Vec<OutSecId>,
     /// Final section index of each section (by `OutSecId`).
@@ -353,7 +351,6 @@ pub(crate) fn plan(
         kept: Default::default(),
         tex: Default::default(),
         common: HashMap::default(),
-        tex_used: Default::default(),
         order: Vec::new(),
         index_of: Vec::new(),
         merged: HashMap::default(),

@@ -30,7 +30,7 @@ use super::live::Live;
 use super::relocate::{is_texture_kind, KeptReloc, SymTarget, STT_CUDA_SAMPLER, STT_CUDA_SURFACE};
 use super::sections::{Plan, Role};
 use super::symbols::SymRef;
-use super::{Diags, InputFile};
+use super::{Diags, InputFile, OutSecId};
 use crate::elf::{SHF_INFO_LINK, SHT_CUDA_CONSTANT0};
 use crate::error::{Error, ErrorKind};
 use crate::fxhash::{HashMap, HashSet};
@@ -59,6 +59,8 @@ pub(crate) struct TexSlots {
     users: Vec<bool>,
     /// Some code of the link, live or not, references a handle.
     referenced: bool,
+    /// Output text sections of the kernels given slots (every handle each).
+    slotted: HashSet<OutSecId>,
 }
 
 /// Rank of a kind in the list nvlink shuffles: surfaces, samplers, textures.
@@ -155,6 +157,7 @@ impl TexSlots {
             base: largest.div_ceil(a) * a,
             users: vec![false; live.funcs.len()],
             referenced,
+            slotted: HashSet::default(),
         }
     }
 
@@ -168,6 +171,11 @@ impl TexSlots {
         if let Some(u) = self.users.get_mut(func as usize) {
             *u = true;
         }
+    }
+
+    /// Whether the kernel whose output text section is `text` got the slots.
+    pub(crate) fn has_slots(&self, text: OutSecId) -> bool {
+        self.slotted.contains(&text)
     }
 
     /// End of the slots (the size of a parameter bank that has them).
@@ -267,7 +275,9 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
                 sym: SymTarget::Input(h.sym),
                 addend: 0,
             });
-            plan.tex_used.insert((out, h.name.clone()));
+        }
+        if let Some(t) = plan.placement[f.id.0 as usize][func.key.text as usize] {
+            plan.tex.slotted.insert(t.out);
         }
     }
 }
