@@ -1206,7 +1206,12 @@ pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
         .iter()
         .copied()
         .find(|s| s.name == ".nv.global.init" && !s.is_nobits());
-    let nobits: Vec<&Section<'_>> = secs.iter().copied().filter(|s| s.is_nobits()).collect();
+    // Mercury NOBITS sections (`.nv.merc.nv.shared.reserved.0`) are in no segment.
+    let nobits: Vec<&Section<'_>> = secs
+        .iter()
+        .copied()
+        .filter(|s| s.is_nobits() && s.flags & SHF_CUDA_MERCURY == 0)
+        .collect();
     // Expected RW segment: offset and filesz from .nv.global.init, memsz adds every
     // NOBITS section in section order with its alignment. nvlink's filesz may
     // also run up to the first NOBITS section's aligned offset (measured: a

@@ -362,6 +362,49 @@ impl<'d> Mercury<'d> {
                             });
                             continue;
                         }
+                        // Reserved shared memory mirrors its SASS twin's
+                        // layout, less the reserved offset the SASS side
+                        // starts from (nvlink: 0x80 here for 0xc0 there).
+                        if s.sh_type == SHT_CUDA_SHARED_RESERVED && !plan.relocatable {
+                            let twin = s.name.strip_prefix(".nv.merc").and_then(|n| {
+                                f.cubin.sections.iter().find(|t| !is_merc(t) && t.name == n)
+                            });
+                            if let Some(tp) =
+                                twin.and_then(|t| plan.placement[fid][t.index as usize])
+                            {
+                                let base = plan
+                                    .reserved_base
+                                    .iter()
+                                    .find(|(id, _)| *id == tp.out)
+                                    .map_or(0, |b| b.1);
+                                let size = plan.sec(tp.out).size.saturating_sub(base);
+                                let align = plan.sec(tp.out).align;
+                                let id = match merged.get(s.name) {
+                                    Some(&id) => id,
+                                    None => {
+                                        let mut o = OutSection::new(
+                                            s.name,
+                                            s.sh_type,
+                                            Role::Mercury(group::DATA),
+                                        );
+                                        o.flags = s.flags;
+                                        o.entsize = s.entsize;
+                                        o.body = Body::NoBits;
+                                        let id = plan.add(o);
+                                        merged.insert(s.name.to_string(), id);
+                                        id
+                                    }
+                                };
+                                let o = plan.sec_mut(id);
+                                o.size = size;
+                                o.align = align;
+                                plan.placement[fid][s.index as usize] = Some(Placement {
+                                    out: id,
+                                    offset: tp.offset.saturating_sub(base),
+                                });
+                                continue;
+                            }
+                        }
                         let id = match merged.get(s.name) {
                             Some(&id) => id,
                             None => {
@@ -1069,6 +1112,8 @@ impl<'d> Mercury<'d> {
                         Some(p) => {
                             let v = if ms.info & 0xf == STT_SECTION {
                                 0
+                            } else if s.sh_type == SHT_CUDA_SHARED_RESERVED && !plan.relocatable {
+                                p.offset // st_value is the alignment
                             } else {
                                 p.offset + ms.value
                             };

@@ -211,8 +211,9 @@ pub(crate) fn set_rel_type(cubin: &mut [u8]) {
 const MERCURY_R_ARCHS: [u32; 4] = [100, 103, 120, 121];
 
 /// `-r` of objects with Mercury sections (`.nv.merc.*`, `.nv.capmerc.*`) at
-/// a target it was not measured for (sm_110: its objects carry a
-/// `.nv.shared.reserved.0` that culink does not merge as nvlink does): refuse
+/// a target it was not measured for (sm_110: nvlink -r there also resolves
+/// shared-variable relocations, renames local shared symbols with a hash and
+/// keeps `.nv.shared.reserved.0` once — measured, not reproduced): refuse
 /// rather than write an object that links differently.
 pub(crate) fn unsupported(files: &[InputFile<'_>], arch: crate::SmArch) -> Option<Error> {
     if MERCURY_R_ARCHS.contains(&arch.sm) {

@@ -184,6 +184,9 @@ pub(crate) struct Plan {
     pub resolved: Option<super::preserve::Preserved>,
     /// `-g`: a device-debug link (nothing dead-stripped).
     pub device_debug: bool,
+    /// Merged `.nv.shared.reserved.<n>` sections and the offset their first
+    /// variable starts at (see [`place_reserved_shared`]).
+    pub reserved_base: Vec<(OutSecId, u64)>,
 }
 
 impl Plan {
@@ -259,6 +262,70 @@ impl Plan {
     /// Final section index of an output section.
     pub(crate) fn index(&self, id: OutSecId) -> u32 {
         self.index_of[id.0 as usize]
+    }
+}
+
+/// Places one input's `.nv.shared.reserved.<n>` (shared memory inside the
+/// kernels' reserved window; sm_110 objects carry one with a weak
+/// `__nv_reservedSMEM_gb10b_war_var` of 0x80 bytes each). As nvlink 13.0.88
+/// lays them out in a final link: each variable once, whatever the number of
+/// objects defining it (a contribution whose variables are all placed
+/// already lands on the earlier copy), the first from the reserved offset
+/// the input's `.nv.reservedSmem.offset0` gives (0x40: the section is 0xc0,
+/// the variable at 0x40, for one to three objects). The variables' `st_value`
+/// is their alignment, as for `.nv.shared.*`.
+fn place_reserved_shared<'d>(
+    plan: &mut Plan,
+    f: &'d InputFile<'d>,
+    s: &Section<'d>,
+    (out_type, role): (u32, Role),
+    section_symbol: bool,
+    seen: &mut HashMap<&'d str, Placement>,
+) {
+    let fid = f.id.0 as usize;
+    let names: Vec<&'d str> = f
+        .cubin
+        .symbols
+        .iter()
+        .filter(|y| y.section() == Some(s.index) && y.ty() != STT_SECTION && !y.name.is_empty())
+        .map(|y| y.name)
+        .collect();
+    if let Some(&p) = names.first().and_then(|n| seen.get(n)) {
+        if names.iter().all(|n| seen.contains_key(n)) {
+            plan.placement[fid][s.index as usize] = Some(p);
+            return;
+        }
+    }
+    let id = match plan.merged.get(s.name) {
+        Some(&id) => id,
+        None => {
+            let mut o = OutSection::new(s.name, out_type, role);
+            o.flags = s.flags;
+            o.entsize = s.entsize;
+            o.body = Body::NoBits;
+            let id = plan.add(o);
+            plan.merged.insert(s.name.to_string(), id);
+            let base = f
+                .cubin
+                .symbols
+                .iter()
+                .find(|y| y.shndx == SHN_UNDEF && y.name == ".nv.reservedSmem.offset0")
+                .map_or(0, |y| y.value);
+            plan.sec_mut(id).size = base;
+            plan.reserved_base.push((id, base));
+            id
+        }
+    };
+    let o = plan.sec_mut(id);
+    o.section_symbol |= section_symbol;
+    let a = s.addralign.max(1);
+    o.align = o.align.max(a);
+    let offset = align_up(o.size, a);
+    o.size = offset + s.size;
+    let p = Placement { out: id, offset };
+    plan.placement[fid][s.index as usize] = Some(p);
+    for n in names {
+        seen.entry(n).or_insert(p);
     }
 }
 
@@ -358,7 +425,9 @@ pub(crate) fn plan(
         relocatable,
         resolved: None,
         device_debug: false,
+        reserved_base: Vec::new(),
     };
+    let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
     let mut s = OutSection::new(".shstrtab", SHT_STRTAB, Role::ShStrTab);
     s.align = 1;
@@ -476,6 +545,15 @@ pub(crate) fn plan(
                     text_out[fid].insert(s.index, id);
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
+            } else if s.sh_type == SHT_CUDA_SHARED_RESERVED && !relocatable {
+                place_reserved_shared(
+                    &mut plan,
+                    f,
+                    s,
+                    (out_type, role),
+                    section_symbols[i],
+                    &mut reserved_seen,
+                );
             } else {
                 let id = match plan.merged.get(s.name) {
                     Some(&id) => id,

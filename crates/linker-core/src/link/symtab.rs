@@ -269,6 +269,8 @@ pub(crate) fn build<'a>(
             // Relocatable shared symbols hold their alignment in st_value.
             let value = if dsec.sh_type == SHT_CUDA_SHARED {
                 sym.value
+            } else if dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel {
+                p.offset
             } else {
                 p.offset + sym.value
             };
@@ -333,8 +335,12 @@ pub(crate) fn build<'a>(
                         if shared && !rel {
                             continue;
                         }
+                        // Reserved shared memory: `st_value` is the alignment
+                        // (sections.rs `place_reserved_shared`).
+                        let reserved = dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel;
                         match plan.placement[def.file.0 as usize][sec as usize] {
                             Some(p) if shared => (Some(p.out), sym.value, 0),
+                            Some(p) if reserved => (Some(p.out), p.offset, 0),
                             Some(p) => (Some(p.out), p.offset + sym.value, 0),
                             None => continue, // dead function
                         }
