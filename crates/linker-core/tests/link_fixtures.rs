@@ -38,12 +38,6 @@ const KNOWN_ARCH_GAPS: &[(&str, &[u32], Option<&str>, &str)] = &[
         "nvlink writes the strong definition's Mercury frame entry into .debug_frame: not reproduced",
     ),
     (
-        "strong_weak",
-        &[100, 120],
-        Some(".debug_frame"),
-        "nvlink drops the later weak definition's frames and writes a shorter CIE: not reproduced",
-    ),
-    (
         "sb_refinalize",
         &[100, 103, 120, 121],
         None,

@@ -32,6 +32,7 @@ use crate::cubin::compat::{self, EiCompat};
 use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
 use crate::cubin::Cubin;
 use crate::elf::{SHT_CUDA_COMPAT, STT_SECTION};
+use crate::fxhash::HashSet;
 
 /// The `a`/`f` variant an input was compiled for, as far as the object tells
 /// (`f` objects are indistinguishable from plain ones: reported as `Base`).
@@ -328,6 +329,8 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
         }
     }
     let mut bytes: Vec<u8> = Vec::new();
+    // Functions (resolved definitions) whose frame was written.
+    let mut described: HashSet<SymRef> = HashSet::default();
     // (old output offset range start, end, new start) of every kept entry.
     let mut moved: Vec<(u64, u64, u64)> = Vec::new();
     for (p, entries) in pieces.iter().zip(&parsed) {
@@ -378,9 +381,26 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
                 patch.bank,
             );
         }
+        // A losing (weak) definition's frame, when the winner's was already
+        // written, goes (nvlink 13.0.88, fixture `strong_weak`: the strong
+        // `wf` first, then the weak one's unit is dropped, its CIE with it).
+        // The other order keeps the loser's frame: see docs/blackwell.md §5.
+        let duplicate = |e: &FrameEntry, described: &HashSet<SymRef>| -> bool {
+            loc_sym.get(&(e.start as u64 + 20)).is_some_and(|&s| {
+                let here = SymRef {
+                    file: p.file,
+                    index: s,
+                };
+                db.resolve(here)
+                    .is_some_and(|d| d != here && described.contains(&d))
+            })
+        };
         for unit in units {
-            let fdes: Vec<&FrameEntry> = unit.iter().filter(|e| !e.is_cie).collect();
-            let live = fdes.is_empty()
+            let fdes: Vec<&FrameEntry> = unit
+                .iter()
+                .filter(|e| !e.is_cie && !duplicate(e, &described))
+                .collect();
+            let live = (fdes.is_empty() && unit.iter().all(|e| e.is_cie))
                 || fdes.iter().any(|e| {
                     loc_sym
                         .get(&(e.start as u64 + 20))
@@ -389,8 +409,22 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
             if !live {
                 continue;
             }
+            for e in &fdes {
+                if let Some(&s) = loc_sym.get(&(e.start as u64 + 20)) {
+                    let here = SymRef {
+                        file: p.file,
+                        index: s,
+                    };
+                    if let Some(d) = db.resolve(here) {
+                        described.insert(d);
+                    }
+                }
+            }
             let mut cie_out: Option<u64> = None;
-            for e in unit {
+            for e in unit
+                .iter()
+                .filter(|e| e.is_cie || fdes.iter().any(|f| f.start == e.start))
+            {
                 let new = bytes.len() as u64;
                 let mut chunk = data[e.start..e.end].to_vec();
                 if e.is_cie {
