@@ -1084,6 +1084,121 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
     out
 }
 
+/// At most this many inputs get their code pages split off (each split adds
+/// two memory mappings; Linux allows 65,530 per process by default).
+const MAX_CODE_SPLITS: usize = 16_000;
+
+/// One input's code pages, split off by [`defer_code_pages`].
+pub(crate) struct DeferredCode<'m> {
+    file: FileId,
+    map: &'m memmap2::Mmap,
+    start: usize,
+    len: usize,
+}
+
+/// Drops the resident pages of every mapped input's code (its executable
+/// sections, contiguous in ptxas' layout) until the write copies them, and
+/// splits them into their own mapping (`MADV_RANDOM` on the range) so that the
+/// kernel's fault-around, which maps up to 64 KiB around any touched page of
+/// the same mapping, does not bring them back while the phases before the
+/// write read the metadata around them. The write gives them back once copied
+/// ([`release_code_pages`]). The code is about 40% of a typical object.
+/// Advisory only: a failed `madvise` (another page size, not Linux) changes
+/// nothing.
+pub(crate) fn defer_code_pages<'m>(
+    blobs: &'m [NamedBlob],
+    files: &[InputFile<'_>],
+) -> Vec<DeferredCode<'m>> {
+    const PAGE: usize = 4096;
+    let mut out = Vec::new();
+    let mut maps: Vec<(usize, &memmap2::Mmap)> = blobs
+        .iter()
+        .filter_map(|b| match &b.blob {
+            Blob::Mapped(m) => Some((m.as_ptr() as usize, m)),
+            Blob::Owned(_) => None,
+        })
+        .collect();
+    if maps.is_empty() || files.len() > MAX_CODE_SPLITS {
+        return out;
+    }
+    maps.sort_by_key(|m| m.0);
+    for f in files {
+        let code = f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.flags & crate::elf::SHF_EXECINSTR != 0 && !s.data.is_empty());
+        let (mut lo, mut hi) = (usize::MAX, 0usize);
+        for s in code {
+            lo = lo.min(s.data.as_ptr() as usize);
+            hi = hi.max(s.data.as_ptr() as usize + s.data.len());
+        }
+        if hi <= lo {
+            continue;
+        }
+        let i = maps.partition_point(|m| m.0 <= lo);
+        let Some(&(base, map)) = i.checked_sub(1).and_then(|i| maps.get(i)) else {
+            continue;
+        };
+        if hi > base + map.len() {
+            continue;
+        }
+        let start = (lo - base).div_ceil(PAGE) * PAGE;
+        let end = (hi - base) / PAGE * PAGE;
+        if end < start + 2 * PAGE {
+            continue; // a page or less: not worth two mappings
+        }
+        let len = end - start;
+        if map
+            .advise_range(memmap2::Advice::Random, start, len)
+            .is_ok()
+        {
+            let d = DeferredCode {
+                file: f.id,
+                map,
+                start,
+                len,
+            };
+            d.drop_pages();
+            out.push(d);
+        }
+    }
+    out
+}
+
+impl DeferredCode<'_> {
+    fn drop_pages(&self) {
+        // SAFETY: a read-only private file mapping: dropped pages are read
+        // again from the file on the next access (the link already relies on
+        // the inputs not changing while it runs).
+        let _ = unsafe {
+            self.map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                self.start,
+                self.len,
+            )
+        };
+    }
+}
+
+/// Gives back the code pages of the inputs in `deferred` whose code the write
+/// has copied (output end offsets in `code_end`, by file) once the output up
+/// to `written` is complete; `deferred` is sorted by that end on the first call.
+pub(crate) fn release_code_pages(
+    deferred: &mut Vec<DeferredCode<'_>>,
+    code_end: &[u64],
+    written: u64,
+) {
+    deferred.sort_by_key(|d| std::cmp::Reverse(code_end[d.file.0 as usize]));
+    while let Some(d) = deferred.last() {
+        if code_end[d.file.0 as usize] > written {
+            break;
+        }
+        d.drop_pages();
+        deferred.pop();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -209,6 +209,8 @@ fn link_inner(
             return Err(diags_fail(&mut diags, e));
         }
     }
+    // The inputs' code is not read again before the write copies it.
+    let mut deferred = load::defer_code_pages(&blobs, &files);
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
@@ -302,17 +304,32 @@ fn link_inner(
     let func_index = std::mem::take(&mut syms.func_index);
     drop((syms, meta, live));
     drop(db);
+    // Each input's code pages go again once the write has copied them (the
+    // code lies in input order in the output).
+    let code_end = write::code_end_by_file(&files, &plan, &layout);
+    let mut after_window =
+        |written: u64| load::release_code_pages(&mut deferred, &code_end, written);
     let map = if r.map {
         // The map reads the finished image: write it in memory, then copy it.
         let mut image: Vec<u8> = Vec::new();
-        write::write(&files, &plan, &layout, &func_index, &mut image).map_err(LinkFailure::from)?;
+        write::write(
+            &files,
+            &plan,
+            &layout,
+            &func_index,
+            &mut image,
+            &mut after_window,
+        )
+        .map_err(LinkFailure::from)?;
         let map = report::map(&files, &plan, &image);
         write::copy_to(&image, sink).map_err(LinkFailure::from)?;
         Some(map)
     } else {
-        write::write(&files, &plan, &layout, &func_index, sink).map_err(LinkFailure::from)?;
+        write::write(&files, &plan, &layout, &func_index, sink, &mut after_window)
+            .map_err(LinkFailure::from)?;
         None
     };
+    drop(deferred);
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();

@@ -111,13 +111,15 @@ enum Item {
 /// Every byte of the output is written (gaps and padding with zeros), so the
 /// sink's buffer may hold anything beforehand. Inside a window the sections are
 /// filled in parallel into disjoint slices; the bytes never depend on the
-/// number of threads.
+/// number of threads. `after_window` is told the file offset up to which the
+/// output is complete after each window.
 pub(crate) fn write(
     files: &[InputFile<'_>],
     plan: &Plan,
     layout: &Layout,
     func_index: &[u32],
     sink: &mut dyn crate::config::OutputSink,
+    after_window: &mut dyn FnMut(u64),
 ) -> Result<()> {
     let _span = tracing::info_span!("write", bytes = layout.file_size).entered();
     let size = usize::try_from(layout.file_size)
@@ -208,6 +210,7 @@ pub(crate) fn write(
                 }
             })?;
         sink.release(window_start as usize..window_end as usize);
+        after_window(window_end);
         i = j;
         window_start = window_end;
     }
@@ -320,6 +323,26 @@ fn write_phdrs(out: &mut [u8], layout: &Layout) {
         put64(out, o + 40, p.memsz);
         put64(out, o + 48, 8);
     }
+}
+
+/// Per input file: the output file offset where the last of its code
+/// (executable sections) ends, 0 when none is copied.
+pub(crate) fn code_end_by_file(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Vec<u64> {
+    files
+        .iter()
+        .map(|f| {
+            f.cubin
+                .sections
+                .iter()
+                .filter(|s| s.flags & crate::elf::SHF_EXECINSTR != 0)
+                .filter_map(|s| {
+                    let p = plan.placement[f.id.0 as usize][s.index as usize]?;
+                    Some(layout.offsets[p.out.0 as usize] + p.offset + s.size)
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// One section's contents (`dst` is exactly its file bytes); gaps are zeroed.
