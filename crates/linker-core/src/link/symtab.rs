@@ -529,6 +529,8 @@ pub(crate) fn build<'a>(
         s.info = super::sections::InfoTo::Raw(locals_end);
     }
     table.names = syms.into_iter().map(|s| s.name).collect();
+    // The collect reuses the symbols' (larger, doubled) allocation.
+    table.names.shrink_to_fit();
     table
 }
 

@@ -91,7 +91,7 @@ fn debug_flag_byte(files: &[InputFile<'_>], first: u32) -> u32 {
 /// [`crate::OutputSink::release`]): bounds the resident output pages when the
 /// sink is a memory-mapped file, and is large enough that every window still
 /// has many sections to fill in parallel.
-const WINDOW: u64 = 8 << 20;
+const WINDOW: u64 = 4 << 20;
 
 /// One contiguous thing to write at a file offset.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
