@@ -304,6 +304,7 @@ fn link_inner(
     let func_index = std::mem::take(&mut syms.func_index);
     drop((syms, meta, live));
     drop(db);
+    trim_heap();
     // Each input's code pages go again once the write has copied them (the
     // code lies in input order in the output).
     let code_end = write::code_end_by_file(&files, &plan, &layout);
@@ -374,6 +375,22 @@ fn link_inner(
 }
 
 pub(crate) use load::InputFile;
+
+/// Returns the free pages inside the C heap to the system (glibc keeps freed
+/// memory below its top for reuse): called once the symbol database, liveness
+/// and symbol table are freed, before the write adds the output pages.
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: glibc's malloc_trim only releases free heap pages.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
 
 /// Resident memory of this process in KiB (Linux `/proc/self/status`:
 /// `VmRSS`, `RssAnon`, `RssFile`, `VmHWM`), for `-v`'s phase lines.
