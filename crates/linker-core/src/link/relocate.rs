@@ -225,12 +225,7 @@ pub(crate) fn classify(
             .par_iter()
             .zip(patches.par_iter_mut())
             .with_min_len(32)
-            .map(|(f, file_patches)| {
-                let segments = classify_file(files, db, live, plan, f, file_patches);
-                // The lists live until the write; drop their growth slack.
-                file_patches.iter_mut().for_each(Vec::shrink_to_fit);
-                segments
-            })
+            .map(|(f, file_patches)| classify_file(files, db, live, plan, f, file_patches))
             .collect()
     };
     plan.patches = patches;
