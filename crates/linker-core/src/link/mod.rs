@@ -22,6 +22,7 @@
 
 mod blackwell;
 mod capsule;
+mod debugline;
 mod hints;
 mod layout;
 mod live;
@@ -255,6 +256,7 @@ fn link_inner(
     }
     diags.checkpoint()?;
     blackwell::rebuild_debug_frame(&files, &db, &mut plan);
+    debugline::rebuild(&files, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;

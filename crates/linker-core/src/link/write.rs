@@ -59,32 +59,42 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         (h.e_flags & !0x00ff_00ff) | sm | (sm << 16)
     };
     if h.abi_version() >= 8 {
-        flags = (flags & 0x00ff_ffff) | (debug_flag_byte(files, flags >> 24) << 24);
+        flags = (flags & 0x00ff_ffff) | (debug_flag_byte(plan, flags >> 24) << 24);
     }
     (h.osabi(), h.abi_version(), flags)
 }
 
-/// Bits 24–31 of `e_flags` from which an object is a device-debug one (ptxas
-/// `-g`, nvcc `-G`): their top byte is 0x0e or 0x0f at sm_75–90 and 0x10 at
-/// sm_100/120, where other objects have 0x06 (0x07 with extended numbering).
-const DEVICE_DEBUG_TOP_BYTE: u32 = 0x08;
+/// Bits 24–31 of `e_flags` of an ELF ABI 8 object without debug sections.
+const NO_DEBUG_TOP_BYTE: u32 = 0x06;
 
-/// Bits 24–31 of the output's `e_flags` (ELF ABI 8 inputs): with
-/// device-debug inputs nvlink writes the OR of the inputs' top bytes plus one
-/// for every debug input after the first (measured at sm_90: 0x0e + 0x0f →
-/// 0x10, three 0x0f → 0x11, four → 0x12, 0x0e + 0x0e → 0x0f, 0x06 + 0x0e →
-/// 0x0e; at sm_100/120: 0x10 + 0x10 → 0x11). Without debug inputs: `first`
-/// (the chosen input's byte).
-fn debug_flag_byte(files: &[InputFile<'_>], first: u32) -> u32 {
-    let abi8 = || files.iter().filter(|f| f.cubin.header.abi_version() >= 8);
-    let debug = abi8()
-        .filter(|f| f.cubin.header.e_flags >> 24 >= DEVICE_DEBUG_TOP_BYTE)
+/// Whether a section is one of the debug sections bits 24–31 of `e_flags`
+/// count: `.debug_*` but `.debug_frame` (every object has one), and
+/// `.nv_debug_*` (`.nv_debug_line_sass`, `.nv_debug_ptx_txt.<hash>`, ...; not
+/// `.nv_debug.shared`).
+fn counts_as_debug(name: &str) -> bool {
+    (name.starts_with(".debug_") && name != ".debug_frame") || name.starts_with(".nv_debug_")
+}
+
+/// Bits 24–31 of the output's `e_flags` (ELF ABI 8 inputs): 0x06 plus the
+/// number of debug sections the output has, as ptxas writes them for an
+/// object (measured with ptxas/nvcc 13.0.88: no debug 0x06; `-lineinfo` 0x09
+/// with `.debug_line`, `.nv_debug_line_sass`, `.nv_debug_ptx_txt.<h>`, 0x0a
+/// when `.debug_str` is there too; `-G` 0x0e at sm_90 (8 sections), 0x0f at
+/// sm_100 (9)) and nvlink for a link (each input's `.nv_debug_ptx_txt.<h>`
+/// stays a section of its own: two `-lineinfo` objects 0x0a + 0x09 → 0x0b,
+/// `-lineinfo` + `-G` 0x0a + 0x0e → 0x10, three `-G` 0x0f → 0x11, at sm_90
+/// and sm_100 alike). Without debug sections: `first` (the chosen input's
+/// byte).
+fn debug_flag_byte(plan: &Plan, first: u32) -> u32 {
+    let n = plan
+        .sections
+        .iter()
+        .filter(|s| counts_as_debug(&s.name))
         .count() as u32;
-    if debug == 0 {
+    if n == 0 {
         return first;
     }
-    let or = abi8().fold(0, |acc, f| acc | (f.cubin.header.e_flags >> 24));
-    (or + debug - 1) & 0xff
+    (NO_DEBUG_TOP_BYTE + n) & 0xff
 }
 
 /// Bytes of output a window covers before it is released to the sink (see

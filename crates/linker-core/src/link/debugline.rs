@@ -1,0 +1,244 @@
+//! Blackwell line tables: the sequences of dead functions leave `.debug_line`
+//! and `.nv_debug_line_sass`.
+//!
+//! ptxas writes one DWARF line-number program per object (`-lineinfo` and
+//! `-G`), one *sequence* per function: `DW_LNE_set_address` (relocated
+//! against the function's symbol) … `DW_LNE_end_sequence`. nvlink 13.0.88
+//! concatenates them on sm_75–90. On sm_100 and later it rewrites them: a
+//! sequence whose function is not in the output goes, and the unit's
+//! `unit_length` shrinks (measured: an nvcc `-lineinfo` object whose device
+//! function was inlined into its kernel: `.debug_line` 0x70 → 0x5a,
+//! `.nv_debug_line_sass` 0x71 → 0x57; the header, the kept sequences and
+//! their relocations unchanged). Runs after `relocate::classify`, like
+//! `blackwell::rebuild_debug_frame`; kept relocations move with their bytes.
+
+use super::sections::{Body, Plan, Role};
+use super::InputFile;
+use crate::elf::STT_SECTION;
+
+/// The line-table sections rewritten (same format).
+const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
+
+/// `DW_LNE_end_sequence`.
+const DW_LNE_END_SEQUENCE: u8 = 0x01;
+/// `DW_LNS_fixed_advance_pc`: its operand is a 2-byte `uhalf`, not a LEB128.
+const DW_LNS_FIXED_ADVANCE_PC: u8 = 0x09;
+
+/// One unit of a line table: its header and sequences, as byte ranges.
+struct Unit {
+    start: usize,
+    header_end: usize,
+    /// `[start, end)` of each sequence; bytes after the last
+    /// `DW_LNE_end_sequence` (none in ptxas output) form one more.
+    sequences: Vec<(usize, usize)>,
+}
+
+/// Reads an unsigned LEB128 at `*at` (advancing it).
+fn uleb(data: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let b = *data.get(*at)?;
+        *at += 1;
+        if shift < 64 {
+            v |= u64::from(b & 0x7f) << shift;
+        }
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+    }
+}
+
+/// Splits a line table into units and sequences; `None` when a unit is not
+/// a 32-bit DWARF 2–4 one this code can walk (the table is then kept whole).
+fn units(data: &[u8]) -> Option<Vec<Unit>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < data.len() {
+        let start = at;
+        let len = u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?);
+        if len >= 0xffff_fff0 {
+            return None; // DWARF64 or reserved
+        }
+        let end = at.checked_add(4)?.checked_add(len as usize)?;
+        if end > data.len() {
+            return None;
+        }
+        let version = u16::from_le_bytes(data.get(at + 4..at + 6)?.try_into().ok()?);
+        if !(2..=4).contains(&version) {
+            return None;
+        }
+        let header_len = u32::from_le_bytes(data.get(at + 6..at + 10)?.try_into().ok()?);
+        let header_end = (at + 10).checked_add(header_len as usize)?;
+        if header_end > end {
+            return None;
+        }
+        // minimum_instruction_length, [maximum_operations_per_instruction],
+        // default_is_stmt, line_base, line_range, opcode_base.
+        let fields = at + 10;
+        let opcode_base_at = fields + if version >= 4 { 5 } else { 4 };
+        let opcode_base = *data.get(opcode_base_at)?;
+        if opcode_base == 0 {
+            return None;
+        }
+        let lengths = data.get(opcode_base_at + 1..opcode_base_at + usize::from(opcode_base))?;
+        let mut sequences = Vec::new();
+        let mut seq_start = header_end;
+        let mut p = header_end;
+        while p < end {
+            let op = data[p];
+            p += 1;
+            if op == 0 {
+                let n = usize::try_from(uleb(data, &mut p)?).ok()?;
+                let sub = *data.get(p)?;
+                p = p.checked_add(n)?;
+                if n > 0 && sub == DW_LNE_END_SEQUENCE {
+                    sequences.push((seq_start, p));
+                    seq_start = p;
+                }
+            } else if op == DW_LNS_FIXED_ADVANCE_PC && op < opcode_base {
+                p += 2;
+            } else if op < opcode_base {
+                for _ in 0..lengths[usize::from(op) - 1] {
+                    uleb(data, &mut p)?;
+                }
+            }
+            if p > end {
+                return None;
+            }
+        }
+        if seq_start < end {
+            sequences.push((seq_start, end));
+        }
+        out.push(Unit {
+            start,
+            header_end,
+            sequences,
+        });
+        at = end;
+    }
+    Some(out)
+}
+
+/// Rewrites the Blackwell line tables (see the module documentation).
+pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan) {
+    if !plan.arch.is_blackwell_or_later() || plan.relocatable {
+        return;
+    }
+    for name in LINE_SECTIONS {
+        let Some(id) = plan
+            .sections
+            .iter()
+            .position(|s| s.role == Role::Debug && s.name == name)
+            .map(|i| super::OutSecId(i as u32))
+        else {
+            continue;
+        };
+        rebuild_one(files, plan, id);
+    }
+}
+
+fn rebuild_one(files: &[InputFile<'_>], plan: &mut Plan, id: super::OutSecId) {
+    let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
+        return;
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    // (old output offset range start, end, new start) of every kept range.
+    let mut moved: Vec<(u64, u64, u64)> = Vec::new();
+    let mut changed = false;
+    for p in &pieces {
+        let f = &files[p.file.0 as usize];
+        let fid = p.file.0 as usize;
+        let sec = &f.cubin.sections[p.section as usize];
+        let mut data = sec.data.to_vec();
+        for patch in &plan.patches[fid][p.section as usize] {
+            let _ = crate::reloc::apply::apply_resolved(
+                patch.rtype,
+                &mut data[patch.offset as usize..],
+                patch.value,
+                patch.bank,
+            );
+        }
+        // Each contribution at its alignment, as `sections::plan` placed it.
+        let align = sec.addralign.max(1) as usize;
+        bytes.resize(bytes.len().div_ceil(align) * align, 0);
+        let keep_all = |bytes: &mut Vec<u8>, moved: &mut Vec<(u64, u64, u64)>| {
+            moved.push((p.offset, p.offset + data.len() as u64, bytes.len() as u64));
+            bytes.extend_from_slice(&data);
+        };
+        let Some(units) = units(&data) else {
+            keep_all(&mut bytes, &mut moved);
+            continue;
+        };
+        // The function each relocated place names, by input offset.
+        let mut targets: Vec<(u64, bool)> = Vec::new();
+        for rs in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|r| r.is_reloc() && r.info == sec.index)
+        {
+            for r in f.cubin.relocs(rs) {
+                let Some(sym) = f.cubin.symbols.get(r.sym as usize) else {
+                    continue;
+                };
+                // The code the sequence describes: this object's section.
+                let live = sym
+                    .section()
+                    .is_some_and(|s| plan.placement[fid][s as usize].is_some());
+                if sym.ty() == STT_SECTION || sym.section().is_some() {
+                    targets.push((r.offset, live));
+                }
+            }
+        }
+        targets.sort_unstable();
+        let dead = |(s, e): (usize, usize)| -> bool {
+            let i = targets.partition_point(|t| t.0 < s as u64);
+            targets
+                .get(i)
+                .filter(|t| t.0 < e as u64)
+                .is_some_and(|t| !t.1)
+        };
+        for u in units {
+            let kept: Vec<(usize, usize)> =
+                u.sequences.iter().copied().filter(|&r| !dead(r)).collect();
+            if kept.len() != u.sequences.len() {
+                changed = true;
+            }
+            let new_start = bytes.len();
+            moved.push((
+                p.offset + u.start as u64,
+                p.offset + u.header_end as u64,
+                new_start as u64,
+            ));
+            bytes.extend_from_slice(&data[u.start..u.header_end]);
+            for (s, e) in kept {
+                moved.push((p.offset + s as u64, p.offset + e as u64, bytes.len() as u64));
+                bytes.extend_from_slice(&data[s..e]);
+            }
+            let unit_length = (bytes.len() - new_start - 4) as u32;
+            bytes[new_start..new_start + 4].copy_from_slice(&unit_length.to_le_bytes());
+        }
+    }
+    if !changed {
+        return; // every sequence kept: the copy as planned is the same
+    }
+    plan.kept.retain_mut(|k| {
+        if k.target != id {
+            return true;
+        }
+        // `moved` is in ascending old-offset order (pieces and ranges in order).
+        let i = moved.partition_point(|m| m.1 <= k.offset);
+        match moved.get(i).filter(|m| k.offset >= m.0) {
+            Some(m) => {
+                k.offset = k.offset - m.0 + m.2;
+                true
+            }
+            None => false,
+        }
+    });
+    let s = plan.sec_mut(id);
+    s.size = bytes.len() as u64;
+    s.body = Body::Bytes(bytes);
+}
