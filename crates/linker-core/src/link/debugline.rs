@@ -8,11 +8,22 @@
 //! sequence whose function is not in the output goes, and the unit's
 //! `unit_length` shrinks (measured: an nvcc `-lineinfo` object whose device
 //! function was inlined into its kernel: `.debug_line` 0x70 → 0x5a,
-//! `.nv_debug_line_sass` 0x71 → 0x57; the header, the kept sequences and
-//! their relocations unchanged). Runs after `relocate::classify`, like
-//! `blackwell::rebuild_debug_frame`; kept relocations move with their bytes.
+//! `.nv_debug_line_sass` 0x71 → 0x57). Two more changes come with it:
+//!
+//! - the kept sequences of a unit are ordered by their function's output
+//!   symbol index (measured: `apply`, first mentioned by another object, moves
+//!   before the `rec`, `add`, … ptxas wrote first; a kernel's device function
+//!   before the kernel);
+//! - the last 4 bytes of a `.debug_line` unit's header (after the file table;
+//!   0 from ptxas) become the output offset of the object's `.debug_str`
+//!   contribution (0x22 after a 0x22-byte `.debug_str` of the object before;
+//!   `.nv_debug_line_sass` keeps them).
+//!
+//! Runs after the symbol table is built (for the order), before the kept
+//! relocations are serialized: they move with their bytes.
 
 use super::sections::{Body, Plan, Role};
+use super::symbols::SymRef;
 use super::InputFile;
 use crate::elf::STT_SECTION;
 
@@ -121,8 +132,9 @@ fn units(data: &[u8]) -> Option<Vec<Unit>> {
     Some(out)
 }
 
-/// Rewrites the Blackwell line tables (see the module documentation).
-pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan) {
+/// Rewrites the Blackwell line tables (see the module documentation);
+/// `order` gives a symbol's output index.
+pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan, order: &dyn Fn(SymRef) -> u32) {
     if !plan.arch.is_blackwell_or_later() || plan.relocatable {
         return;
     }
@@ -135,11 +147,17 @@ pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan) {
         else {
             continue;
         };
-        rebuild_one(files, plan, id);
+        rebuild_one(files, plan, id, name == ".debug_line", order);
     }
 }
 
-fn rebuild_one(files: &[InputFile<'_>], plan: &mut Plan, id: super::OutSecId) {
+fn rebuild_one(
+    files: &[InputFile<'_>],
+    plan: &mut Plan,
+    id: super::OutSecId,
+    str_base: bool,
+    order: &dyn Fn(SymRef) -> u32,
+) {
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
         return;
     };
@@ -171,8 +189,9 @@ fn rebuild_one(files: &[InputFile<'_>], plan: &mut Plan, id: super::OutSecId) {
             keep_all(&mut bytes, &mut moved);
             continue;
         };
-        // The function each relocated place names, by input offset.
-        let mut targets: Vec<(u64, bool)> = Vec::new();
+        // The function each relocated place names, by input offset: whether
+        // its code is in the output, and its output symbol index.
+        let mut targets: Vec<(u64, bool, u32)> = Vec::new();
         for rs in f
             .cubin
             .sections
@@ -183,27 +202,49 @@ fn rebuild_one(files: &[InputFile<'_>], plan: &mut Plan, id: super::OutSecId) {
                 let Some(sym) = f.cubin.symbols.get(r.sym as usize) else {
                     continue;
                 };
+                let Some(code) = sym.section() else { continue };
                 // The code the sequence describes: this object's section.
-                let live = sym
-                    .section()
-                    .is_some_and(|s| plan.placement[fid][s as usize].is_some());
-                if sym.ty() == STT_SECTION || sym.section().is_some() {
-                    targets.push((r.offset, live));
-                }
+                let live = plan.placement[fid][code as usize].is_some();
+                let func = if sym.ty() == STT_SECTION {
+                    f.func_sym.get(code as usize).copied().unwrap_or(0)
+                } else {
+                    r.sym
+                };
+                let key = if func == 0 {
+                    u32::MAX
+                } else {
+                    order(SymRef {
+                        file: f.id,
+                        index: func,
+                    })
+                };
+                targets.push((r.offset, live, key));
             }
         }
         targets.sort_unstable();
-        let dead = |(s, e): (usize, usize)| -> bool {
+        let target = |(s, e): (usize, usize)| -> Option<(bool, u32)> {
             let i = targets.partition_point(|t| t.0 < s as u64);
             targets
                 .get(i)
                 .filter(|t| t.0 < e as u64)
-                .is_some_and(|t| !t.1)
+                .map(|t| (t.1, t.2))
         };
+        let dead = |r: (usize, usize)| target(r).is_some_and(|t| !t.0);
+        // The object's `.debug_str` in the output.
+        let str_offset = f
+            .cubin
+            .sections
+            .iter()
+            .find(|t| t.name == ".debug_str")
+            .and_then(|t| plan.placement[fid][t.index as usize])
+            .map(|p| p.offset);
         for u in units {
-            let kept: Vec<(usize, usize)> =
+            let mut kept: Vec<(usize, usize)> =
                 u.sequences.iter().copied().filter(|&r| !dead(r)).collect();
-            if kept.len() != u.sequences.len() {
+            // By output symbol index (stable: sequences without a function
+            // keep their place after those with one).
+            kept.sort_by_key(|&r| target(r).map_or(u32::MAX, |t| t.1));
+            if kept != u.sequences {
                 changed = true;
             }
             let new_start = bytes.len();
@@ -213,10 +254,22 @@ fn rebuild_one(files: &[InputFile<'_>], plan: &mut Plan, id: super::OutSecId) {
                 new_start as u64,
             ));
             bytes.extend_from_slice(&data[u.start..u.header_end]);
+            if let Some(base) = str_offset.filter(|_| str_base) {
+                let at = bytes.len() - 4;
+                let v = u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes"));
+                let v = v.wrapping_add(base as u32);
+                bytes[at..].copy_from_slice(&v.to_le_bytes());
+                changed |= base != 0;
+            }
+            // Kept relocations move with their sequence: `moved` must stay
+            // sorted by old offset, so it gets the ranges in old order.
+            let mut placed: Vec<(u64, u64, u64)> = Vec::with_capacity(kept.len());
             for (s, e) in kept {
-                moved.push((p.offset + s as u64, p.offset + e as u64, bytes.len() as u64));
+                placed.push((p.offset + s as u64, p.offset + e as u64, bytes.len() as u64));
                 bytes.extend_from_slice(&data[s..e]);
             }
+            placed.sort_unstable();
+            moved.extend(placed);
             let unit_length = (bytes.len() - new_start - 4) as u32;
             bytes[new_start..new_start + 4].copy_from_slice(&unit_length.to_le_bytes());
         }

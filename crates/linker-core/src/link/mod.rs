@@ -256,7 +256,6 @@ fn link_inner(
     }
     diags.checkpoint()?;
     blackwell::rebuild_debug_frame(&files, &db, &mut plan);
-    debugline::rebuild(&files, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
@@ -268,6 +267,7 @@ fn link_inner(
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
+    debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r));
     // Every output section exists now (later phases fill them in): the
     // vector's doubling slack would stay until the write (-6 MB at N = 2000).
     plan.sections.shrink_to_fit();
