@@ -111,6 +111,35 @@ pub(crate) fn register_count(f: &InputFile<'_>, idx: u32) -> u32 {
         .unwrap_or(0)
 }
 
+/// Whether variable definition `sym` has initialized data (`.nv.global.init`,
+/// not the `.nv.global` bss).
+fn is_initialized(f: &InputFile<'_>, sym: &Symbol<'_>) -> bool {
+    sym.section()
+        .and_then(|s| f.cubin.sections.get(s as usize))
+        .is_some_and(|s| {
+            !matches!(
+                s.sh_type,
+                crate::elf::SHT_NOBITS | crate::elf::SHT_CUDA_GLOBAL
+            )
+        })
+}
+
+fn size_error(name: &str, size: u64, file: &str, first: u64, first_file: &str) -> Error {
+    symbol_error(
+        name,
+        format!(
+            "size of '{name}' is {size:#x} in '{file}' but {first:#x} in '{first_file}', where it was first specified"
+        ),
+    )
+}
+
+fn common_too_large(name: &str, file: &str) -> Error {
+    symbol_error(
+        name,
+        format!("common symbol '{name}' in '{file}' has larger size than its initialization"),
+    )
+}
+
 fn symbol_error(name: &str, message: String) -> Error {
     Error::new(ErrorKind::Symbol, message).for_symbol(name)
 }
@@ -122,8 +151,13 @@ fn symbol_error(name: &str, message: String) -> Error {
 /// registers wins (the first on a tie), whatever their sizes; weak or extern
 /// *variables* must agree in size with the first sized mention of the name
 /// (an unsized first declaration disables the check); `.common` variables
-/// merge (largest size, first alignment) and yield to a real definition; a
-/// name used as a variable in one input and a function in another is an error.
+/// merge (largest size, first alignment) and yield to a real definition, which
+/// they must match: a common of another size than an uninitialized definition
+/// is a size mismatch, one larger than an initialized definition an error of
+/// its own, and a common after a strong uninitialized definition a multiple
+/// definition (fixtures `common_after_strong`, `common_larger_than_init`,
+/// `common_size_mismatch`); a name used as a variable in one input and a
+/// function in another is an error.
 pub(crate) fn resolve<'d>(
     files: &[InputFile<'d>],
     diags: &mut Diags,
@@ -219,9 +253,52 @@ pub(crate) fn resolve<'d>(
                         });
                     }
                     (Some(_), Some(c)) => c.size = c.size.max(sym.size),
-                    (Some(_), None) => {} // a real definition already won
+                    (Some(prev), None) => {
+                        // A real definition already won; nvlink still checks
+                        // the common against it (measured, fixture
+                        // common_vs_definition).
+                        let prev_file = &files[prev.file.0 as usize];
+                        let p = &prev_file.cubin.symbols[prev.index as usize];
+                        if is_initialized(prev_file, p) {
+                            if sym.size > p.size {
+                                diags.error(common_too_large(sym.name, f.name));
+                            }
+                        } else {
+                            if sym.size != p.size {
+                                diags.error(size_error(
+                                    sym.name,
+                                    sym.size,
+                                    f.name,
+                                    p.size,
+                                    prev_file.name,
+                                ));
+                            }
+                            if g.def_strong {
+                                // A strong uninitialized definition, then a common.
+                                diags.error(symbol_error(
+                                    sym.name,
+                                    format!(
+                                        "multiple definition of '{}': defined in '{}' and in '{}' (common)",
+                                        sym.name, prev_file.name, f.name
+                                    ),
+                                ));
+                            }
+                        }
+                    }
                 }
                 continue;
+            }
+            if let (Some(c), true) = (g.common.as_ref(), is_variable(sym)) {
+                // A real definition after commons: it must not be smaller than
+                // the merged commons when initialized, else of their size.
+                let first_common = g.def.map(|d| files[d.file.0 as usize].name).unwrap_or("");
+                if is_initialized(f, sym) {
+                    if c.size > sym.size {
+                        diags.error(common_too_large(sym.name, first_common));
+                    }
+                } else if c.size != sym.size {
+                    diags.error(size_error(sym.name, sym.size, f.name, c.size, first_common));
+                }
             }
             match g.def {
                 None => {
