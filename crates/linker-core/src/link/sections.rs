@@ -603,6 +603,15 @@ pub(crate) fn plan(
         o.body = Body::NoBits;
         plan.add(o);
     }
+    // nvlink writes the section whenever an input refers to a dynamic
+    // (`extern .shared`, undefined) window, even from code it drops (found by
+    // difftest; fixture dyn_shared_dead_user).
+    any_dynamic_shared |= files.iter().any(|f| {
+        f.cubin
+            .symbols
+            .iter()
+            .any(|s| s.is_undefined() && s.other & STO_CUDA_SHARED != 0)
+    });
     if any_dynamic_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
