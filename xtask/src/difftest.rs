@@ -450,7 +450,7 @@ fn build_model(rng: &mut Rng) -> Model {
 
     // Textures, samplers, surfaces.
     let mut texs = Vec::new();
-    for o in 0..nobj {
+    for (o, &is_indep) in indep.iter().enumerate() {
         if !rng.chance(35) {
             continue;
         }
@@ -470,7 +470,7 @@ fn build_model(rng: &mut Rng) -> Model {
                 visible: rng.chance(50),
             });
         }
-        if indep[o] {
+        if is_indep {
             for k in 0..rng.range(1, 2) {
                 texs.push(Tex {
                     name: format!("smp{o}_{k}"),
