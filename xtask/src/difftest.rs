@@ -1305,6 +1305,10 @@ pub fn error_classes(stderr: &str) -> BTreeSet<&'static str> {
             "multiple-definition"
         } else if l.contains("size doesn't match") || l.contains("size of '") {
             "size-mismatch"
+        } else if l.contains("larger size than") {
+            "common-larger-than-init"
+        } else if l.contains("duplicate weak parameter bank") {
+            "weak-param-bank"
         } else if l.contains("memory space doesn't match") {
             "memory-space"
         } else if l.contains("arch") {

@@ -47,6 +47,8 @@ pub(crate) struct GlobalSym {
 pub(crate) struct Common {
     pub size: u64,
     pub align: u64,
+    /// The input whose declaration set `size` (named in size errors).
+    pub sized_by: FileId,
 }
 
 /// The symbol database.
@@ -122,6 +124,24 @@ fn is_initialized(f: &InputFile<'_>, sym: &Symbol<'_>) -> bool {
                 crate::elf::SHT_NOBITS | crate::elf::SHT_CUDA_GLOBAL
             )
         })
+}
+
+fn prev_sym<'a, 'd>(f: &'a InputFile<'d>, r: SymRef) -> &'a Symbol<'d> {
+    &f.cubin.symbols[r.index as usize]
+}
+
+/// The size of kernel `sym`'s parameter bank (`.nv.constant0.<k>`), if any.
+fn param_bank_size(f: &InputFile<'_>, sym: &Symbol<'_>) -> Option<u64> {
+    let text = sym.section()?;
+    f.cubin
+        .sections
+        .iter()
+        .find(|b| {
+            b.sh_type == crate::elf::SHT_CUDA_CONSTANT0
+                && b.info == text
+                && b.flags & crate::elf::SHF_INFO_LINK != 0
+        })
+        .map(|b| b.size)
 }
 
 fn size_error(name: &str, size: u64, file: &str, first: u64, first_file: &str) -> Error {
@@ -238,6 +258,34 @@ pub(crate) fn resolve<'d>(
                 ));
                 continue;
             }
+            // A sized extern declaration must match merged commons, and a
+            // common a sized extern declaration seen first (measured;
+            // fixture common_extern_size).
+            if is_variable(sym) && sym.size != 0 && !(weak && !sym.is_undefined()) {
+                if let Some(c) = g.common.as_ref() {
+                    if sym.is_undefined() && c.size != sym.size {
+                        let dn = files[c.sized_by.0 as usize].name;
+                        diags.error(size_error(sym.name, sym.size, f.name, c.size, dn));
+                        continue;
+                    }
+                }
+                if is_common
+                    && g.def.is_none()
+                    && first.is_undefined()
+                    && first.shndx != SHN_COMMON
+                    && first.size != 0
+                    && first.size != sym.size
+                {
+                    diags.error(size_error(
+                        sym.name,
+                        sym.size,
+                        f.name,
+                        first.size,
+                        first_file.name,
+                    ));
+                    continue;
+                }
+            }
             if sym.is_undefined() {
                 continue;
             }
@@ -250,9 +298,15 @@ pub(crate) fn resolve<'d>(
                         g.common = Some(Common {
                             size: sym.size,
                             align: sym.value.max(1),
+                            sized_by: f.id,
                         });
                     }
-                    (Some(_), Some(c)) => c.size = c.size.max(sym.size),
+                    (Some(_), Some(c)) => {
+                        if sym.size > c.size {
+                            c.size = sym.size;
+                            c.sized_by = f.id;
+                        }
+                    }
                     (Some(prev), None) => {
                         // A real definition already won; nvlink still checks
                         // the common against it (measured, fixture
@@ -318,6 +372,23 @@ pub(crate) fn resolve<'d>(
                             sym.name,
                             format!(
                                 "multiple definition of '{}': defined in '{}' and in '{}'",
+                                sym.name, prev_file.name, f.name
+                            ),
+                        ));
+                    } else if weak
+                        && !g.def_strong
+                        && sym.other & crate::elf::STO_CUDA_ENTRY != 0
+                        && !f.cubin.header.arch().is_blackwell_or_later()
+                        && param_bank_size(f, sym)
+                            != param_bank_size(prev_file, prev_sym(prev_file, prev))
+                    {
+                        // Two weak kernels must have parameter banks of one
+                        // size before Blackwell (weak vs strong may differ;
+                        // sm_100+ accept it; fixture weak_entry_bank_size).
+                        diags.error(symbol_error(
+                            sym.name,
+                            format!(
+                                "duplicate weak parameter bank for '{}' is not the same size ('{}' and '{}')",
                                 sym.name, prev_file.name, f.name
                             ),
                         ));
