@@ -408,6 +408,12 @@ pub(crate) fn resolve<'d>(
             }
         }
         global_of.push(map);
+        // nvlink merges one input at a time and gives up after the first
+        // input with symbol errors ("merge_elf failed"): later inputs' errors
+        // are not reported (found by difftest).
+        if diags.has_errors() {
+            break;
+        }
     }
     diags.checkpoint()?;
     Ok(SymbolDb { globals, global_of })
