@@ -261,7 +261,7 @@ pub(crate) fn resolve<'d>(
             // A sized extern declaration must match merged commons, and a
             // common a sized extern declaration seen first (measured;
             // fixture common_extern_size).
-            if is_variable(sym) && sym.size != 0 && !(weak && !sym.is_undefined()) {
+            if is_variable(sym) && sym.size != 0 && (!weak || sym.is_undefined()) {
                 if let Some(c) = g.common.as_ref() {
                     if sym.is_undefined() && c.size != sym.size {
                         let dn = files[c.sized_by.0 as usize].name;
