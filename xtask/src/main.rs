@@ -7,6 +7,7 @@
 mod bench;
 mod bench_gen;
 mod capi_header;
+mod difftest;
 mod fixtures;
 mod fuzz;
 mod gpu_check;
@@ -56,6 +57,12 @@ const SUBCOMMANDS: &[Subcommand] = &[
         usage: "bench [--quick] [--runs R] [--sizes N,..]",
         summary: "time nvlink vs culink on synthetic workloads; report in target/bench/report.md",
         run: bench::run,
+    },
+    Subcommand {
+        name: "difftest",
+        usage: "difftest [--seed S] [--count K] [--archs 75,80,..] [--keep DIR]",
+        summary: "random multi-object PTX programs linked by nvlink and culink; mismatches in target/difftest",
+        run: difftest::run,
     },
     Subcommand {
         name: "gpu-check",

@@ -36,6 +36,15 @@ pub(crate) struct Func {
     pub indirect_call: bool,
     /// Whether its address is taken (data reference or non-call code reference).
     pub address_taken: bool,
+    /// Prototype signatures (`#ii`, ...) of its indirect call sites (input
+    /// call graph list INDIRECT_CALLS).
+    pub indirect_protos: Vec<String>,
+    /// Prototype signatures it is address-taken under (list ADDRESS_TAKEN).
+    pub taken_protos: Vec<String>,
+    /// The live address-taken functions its indirect calls may reach: those
+    /// whose prototype matches one of [`Func::indirect_protos`] (nvlink's
+    /// call-graph rule; they count for stack size, registers and recursion).
+    pub indirect_callees: Vec<u32>,
 }
 
 /// The liveness result.
@@ -144,6 +153,9 @@ pub(crate) fn mark(
                 callees: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
+                indirect_protos: Vec::new(),
+                taken_protos: Vec::new(),
+                indirect_callees: Vec::new(),
             });
         }
         func_of_text.push(map);
@@ -171,6 +183,16 @@ pub(crate) fn mark(
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
             let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
+            // A weak definition beaten elsewhere: its code and metadata are
+            // dropped and nothing they refer to is used (measured: a losing
+            // copy taking its own address or calling another function keeps
+            // neither alive).
+            let owner = f.owner.get(rs.info as usize).copied().flatten();
+            if from_func.is_none()
+                && owner.is_some_and(|t| live.func_of_text[f.id.0 as usize][t as usize].is_none())
+            {
+                continue;
+            }
             // Debug information (`.debug_frame`, and with `-G` objects
             // `.debug_info`, `.debug_line`, `.nv_debug_*`): never a use.
             let is_debug = target.flags & crate::elf::SHF_ALLOC == 0;
@@ -245,12 +267,74 @@ pub(crate) fn mark(
             let Ok(graph) = crate::cubin::callgraph::CallGraph::parse(s.data) else {
                 continue; // reported by the nvinfo phase
             };
+            let nsyms = f.cubin.symbols.len() as u32;
+            let at = |index| SymRef { file: f.id, index };
+            // The input's own (winning) definition of function symbol `s`.
+            let own = |s: u32| {
+                (s < nsyms)
+                    .then(|| live.func_of_symbol(files, db, at(s)))
+                    .flatten()
+                    .filter(|&fi| live.funcs[fi as usize].key.file == f.id)
+            };
+            // A function the input lists as address-taken (ADDRESS_TAKEN:
+            // its address is taken anywhere in the input, dead code and the
+            // function itself included) is a root, as in nvlink — unless the
+            // entry belongs to a definition a later strong one replaced: nvlink
+            // resets the function's node then (measured: a losing weak copy
+            // taking its own address does not keep the winner alive, one
+            // taking another function's address does).
+            let mut new_roots: Vec<u32> = Vec::new();
+            for &(fsym, _) in &graph.address_taken {
+                if fsym >= nsyms {
+                    continue;
+                }
+                let Some(t) = live.func_of_symbol(files, db, at(fsym)) else {
+                    continue;
+                };
+                let winner = live.funcs[t as usize].key.file;
+                if winner.0 > f.id.0 {
+                    let first = db.global_of[f.id.0 as usize][fsym as usize]
+                        .and_then(|g| db.global(g).1.first_def);
+                    if first.is_some_and(|d| d.file.0 <= f.id.0) {
+                        continue;
+                    }
+                }
+                new_roots.push(t);
+            }
+            let proto = |off: u32| signature(f, off);
+            let indirect: Vec<(u32, String)> = graph
+                .indirect_calls
+                .iter()
+                .filter_map(|&(caller, p)| Some((own(caller)?, proto(p)?)))
+                .collect();
+            let taken_protos: Vec<(u32, String)> = graph
+                .address_taken
+                .iter()
+                .filter(|&&(fsym, _)| fsym < nsyms)
+                .filter_map(|&(fsym, p)| {
+                    Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
+                })
+                .collect();
+            for t in new_roots {
+                live.funcs[t as usize].address_taken = true;
+                roots.push(t);
+            }
+            for (c, p) in indirect {
+                let v = &mut live.funcs[c as usize].indirect_protos;
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            for (t, p) in taken_protos {
+                let v = &mut live.funcs[t as usize].taken_protos;
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
             for e in graph.calls {
-                let nsyms = f.cubin.symbols.len() as u32;
                 if e.caller >= nsyms || e.callee >= nsyms {
                     continue;
                 }
-                let at = |index| SymRef { file: f.id, index };
                 let (Some(caller), Some(callee)) = (
                     live.func_of_symbol(files, db, at(e.caller)),
                     live.func_of_symbol(files, db, at(e.callee)),
@@ -284,6 +368,37 @@ pub(crate) fn mark(
         }
         stack.extend(live.funcs[fi as usize].callees.iter().copied());
     }
+    // Indirect call targets: the live address-taken functions of a matching
+    // prototype, in function order.
+    let taken: Vec<u32> = (0..live.funcs.len() as u32)
+        .filter(|&i| live.live[i as usize] && live.funcs[i as usize].address_taken)
+        .collect();
+    for fi in 0..live.funcs.len() {
+        if !live.live[fi] || live.funcs[fi].indirect_protos.is_empty() {
+            continue;
+        }
+        let targets: Vec<u32> = taken
+            .iter()
+            .copied()
+            .filter(|&t| {
+                live.funcs[t as usize]
+                    .taken_protos
+                    .iter()
+                    .any(|p| live.funcs[fi].indirect_protos.contains(p))
+            })
+            .collect();
+        live.funcs[fi].indirect_callees = targets;
+    }
     live.keep_sections(files);
     live
+}
+
+/// The prototype signature string (`#ii`) at `.strtab` offset `off` of `f`.
+fn signature(f: &InputFile<'_>, off: u32) -> Option<String> {
+    let st = f.cubin.symtab?;
+    let link = f.cubin.sections.get(st as usize)?.link;
+    let data = f.cubin.sections.get(link as usize)?.data;
+    let rest = data.get(off as usize..)?;
+    let end = rest.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&rest[..end]).ok().map(str::to_string)
 }

@@ -166,6 +166,24 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
 
 /// Live functions with callees before callers (back edges of cycles ignored).
 fn post_order(live: &Live) -> Vec<u32> {
+    post_order_by(live, |f| live.funcs[f as usize].callees.clone())
+}
+
+/// Every live function's callees for the call-tree facts: the direct ones,
+/// then the indirect-call targets ([`super::live::Func::indirect_callees`]).
+fn tree_callees(live: &Live, f: u32) -> Vec<u32> {
+    let func = &live.funcs[f as usize];
+    let mut v = func.callees.clone();
+    for &c in &func.indirect_callees {
+        if !v.contains(&c) {
+            v.push(c);
+        }
+    }
+    v
+}
+
+/// [`post_order`] over the edges `callees_of` gives.
+fn post_order_by(live: &Live, callees_of: impl Fn(u32) -> Vec<u32>) -> Vec<u32> {
     let n = live.funcs.len();
     let mut state = vec![0u8; n];
     let mut order = Vec::with_capacity(n);
@@ -176,20 +194,23 @@ fn post_order(live: &Live) -> Vec<u32> {
         }
         state[root as usize] = 1;
         stack.push((root, 0));
+        let mut lists: Vec<Vec<u32>> = vec![callees_of(root)];
         while let Some(top) = stack.last_mut() {
             let (f, next) = *top;
-            let callees = &live.funcs[f as usize].callees;
+            let callees = lists.last().expect("one list per stack entry");
             if next < callees.len() {
                 top.1 += 1;
                 let c = callees[next];
                 if state[c as usize] == 0 {
                     state[c as usize] = 1;
                     stack.push((c, 0));
+                    lists.push(callees_of(c));
                 }
             } else {
                 state[f as usize] = 2;
                 order.push(f);
                 stack.pop();
+                lists.pop();
             }
         }
     }
@@ -224,15 +245,16 @@ fn call_tree_facts(
     let mut done = vec![false; n];
     for &f in order {
         let (frame, regs, barriers) = own(f);
+        // An indirect call reaches the address-taken functions of its
+        // prototype (nvlink's rule): they count like direct callees, and an
+        // indirect call nothing matches adds nothing (no warning).
         let mut t = TreeFacts {
             depth: 0,
             regs,
             barriers,
-            why: live.funcs[f as usize]
-                .indirect_call
-                .then_some("calls through a function pointer"),
+            why: None,
         };
-        for &c in &live.funcs[f as usize].callees {
+        for c in tree_callees(live, f) {
             if done[c as usize] {
                 let ct = facts[c as usize];
                 t.depth = t.depth.max(ct.depth);
@@ -742,7 +764,8 @@ pub(crate) fn build(
     let mut raised_regs: HashMap<u32, u32> = HashMap::default();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
-    let facts = call_tree_facts(live, &order, |fi| {
+    let tree_order = post_order_by(live, |f| tree_callees(live, f));
+    let facts = call_tree_facts(live, &tree_order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),

@@ -681,7 +681,28 @@ pub(crate) fn plan(
         o.body = Body::NoBits;
         plan.add(o);
     }
-    if any_dynamic_shared {
+    // nvlink writes the section whenever an input refers to a dynamic
+    // (`extern .shared`, undefined) window, even from code it drops (found by
+    // difftest; fixture dyn_shared_dead_user).
+    // Only a window nothing defines counts (a sized `.extern .shared` of a
+    // variable defined elsewhere does not: fixture shared_visible_extern).
+    any_dynamic_shared |= files.iter().any(|f| {
+        f.cubin.symbols.iter().any(|s| {
+            s.is_undefined()
+                && s.other & STO_CUDA_SHARED != 0
+                && db
+                    .resolve(super::symbols::SymRef {
+                        file: f.id,
+                        index: s.index,
+                    })
+                    .is_none()
+        })
+    });
+    // A relocatable input (culink's or nvlink's `-r` output) may bring its
+    // own `.nv_debug.shared` (the `externsharedinstance` definitions), with
+    // a leftover undefined window symbol: one section, not two.
+    let have_debug_shared = plan.sections.iter().any(|s| s.name == ".nv_debug.shared");
+    if any_dynamic_shared && !have_debug_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
         o.align = 16;

@@ -199,7 +199,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (fi, func) in live.funcs.iter().enumerate() {
         if live.live[fi] {
-            for &c in &func.callees {
+            for &c in func.callees.iter().chain(&func.indirect_callees) {
                 callers[c as usize].push(fi as u32);
             }
         }
@@ -321,7 +321,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
     }
     for (&u, ks) in &reaching {
         let (vars, dynamic) = &uses[&u];
-        if *dynamic {
+        if *dynamic && !ks.is_empty() {
             let base = ks
                 .iter()
                 .filter_map(|k| out.kernels.get(k).map(|w| w.dyn_offset))

@@ -47,6 +47,8 @@ pub(crate) struct GlobalSym {
 pub(crate) struct Common {
     pub size: u64,
     pub align: u64,
+    /// The input whose declaration set `size` (named in size errors).
+    pub sized_by: FileId,
 }
 
 /// The symbol database.
@@ -111,6 +113,53 @@ pub(crate) fn register_count(f: &InputFile<'_>, idx: u32) -> u32 {
         .unwrap_or(0)
 }
 
+/// Whether variable definition `sym` has initialized data (`.nv.global.init`,
+/// not the `.nv.global` bss).
+fn is_initialized(f: &InputFile<'_>, sym: &Symbol<'_>) -> bool {
+    sym.section()
+        .and_then(|s| f.cubin.sections.get(s as usize))
+        .is_some_and(|s| {
+            !matches!(
+                s.sh_type,
+                crate::elf::SHT_NOBITS | crate::elf::SHT_CUDA_GLOBAL
+            )
+        })
+}
+
+fn prev_sym<'a, 'd>(f: &'a InputFile<'d>, r: SymRef) -> &'a Symbol<'d> {
+    &f.cubin.symbols[r.index as usize]
+}
+
+/// The size of kernel `sym`'s parameter bank (`.nv.constant0.<k>`), if any.
+fn param_bank_size(f: &InputFile<'_>, sym: &Symbol<'_>) -> Option<u64> {
+    let text = sym.section()?;
+    f.cubin
+        .sections
+        .iter()
+        .find(|b| {
+            b.sh_type == crate::elf::SHT_CUDA_CONSTANT0
+                && b.info == text
+                && b.flags & crate::elf::SHF_INFO_LINK != 0
+        })
+        .map(|b| b.size)
+}
+
+fn size_error(name: &str, size: u64, file: &str, first: u64, first_file: &str) -> Error {
+    symbol_error(
+        name,
+        format!(
+            "size of '{name}' is {size:#x} in '{file}' but {first:#x} in '{first_file}', where it was first specified"
+        ),
+    )
+}
+
+fn common_too_large(name: &str, file: &str) -> Error {
+    symbol_error(
+        name,
+        format!("common symbol '{name}' in '{file}' has larger size than its initialization"),
+    )
+}
+
 fn symbol_error(name: &str, message: String) -> Error {
     Error::new(ErrorKind::Symbol, message).for_symbol(name)
 }
@@ -122,8 +171,13 @@ fn symbol_error(name: &str, message: String) -> Error {
 /// registers wins (the first on a tie), whatever their sizes; weak or extern
 /// *variables* must agree in size with the first sized mention of the name
 /// (an unsized first declaration disables the check); `.common` variables
-/// merge (largest size, first alignment) and yield to a real definition; a
-/// name used as a variable in one input and a function in another is an error.
+/// merge (largest size, first alignment) and yield to a real definition, which
+/// they must match: a common of another size than an uninitialized definition
+/// is a size mismatch, one larger than an initialized definition an error of
+/// its own, and a common after a strong uninitialized definition a multiple
+/// definition (fixtures `common_after_strong`, `common_larger_than_init`,
+/// `common_size_mismatch`); a name used as a variable in one input and a
+/// function in another is an error.
 pub(crate) fn resolve<'d>(
     files: &[InputFile<'d>],
     diags: &mut Diags,
@@ -204,6 +258,34 @@ pub(crate) fn resolve<'d>(
                 ));
                 continue;
             }
+            // A sized extern declaration must match merged commons, and a
+            // common a sized extern declaration seen first (measured;
+            // fixture common_extern_size).
+            if is_variable(sym) && sym.size != 0 && (!weak || sym.is_undefined()) {
+                if let Some(c) = g.common.as_ref() {
+                    if sym.is_undefined() && c.size != sym.size {
+                        let dn = files[c.sized_by.0 as usize].name;
+                        diags.error(size_error(sym.name, sym.size, f.name, c.size, dn));
+                        continue;
+                    }
+                }
+                if is_common
+                    && g.def.is_none()
+                    && first.is_undefined()
+                    && first.shndx != SHN_COMMON
+                    && first.size != 0
+                    && first.size != sym.size
+                {
+                    diags.error(size_error(
+                        sym.name,
+                        sym.size,
+                        f.name,
+                        first.size,
+                        first_file.name,
+                    ));
+                    continue;
+                }
+            }
             if sym.is_undefined() {
                 continue;
             }
@@ -216,12 +298,61 @@ pub(crate) fn resolve<'d>(
                         g.common = Some(Common {
                             size: sym.size,
                             align: sym.value.max(1),
+                            sized_by: f.id,
                         });
                     }
-                    (Some(_), Some(c)) => c.size = c.size.max(sym.size),
-                    (Some(_), None) => {} // a real definition already won
+                    (Some(_), Some(c)) => {
+                        if sym.size > c.size {
+                            c.size = sym.size;
+                            c.sized_by = f.id;
+                        }
+                    }
+                    (Some(prev), None) => {
+                        // A real definition already won; nvlink still checks
+                        // the common against it (measured, fixture
+                        // common_vs_definition).
+                        let prev_file = &files[prev.file.0 as usize];
+                        let p = &prev_file.cubin.symbols[prev.index as usize];
+                        if is_initialized(prev_file, p) {
+                            if sym.size > p.size {
+                                diags.error(common_too_large(sym.name, f.name));
+                            }
+                        } else {
+                            if sym.size != p.size {
+                                diags.error(size_error(
+                                    sym.name,
+                                    sym.size,
+                                    f.name,
+                                    p.size,
+                                    prev_file.name,
+                                ));
+                            }
+                            if g.def_strong {
+                                // A strong uninitialized definition, then a common.
+                                diags.error(symbol_error(
+                                    sym.name,
+                                    format!(
+                                        "multiple definition of '{}': defined in '{}' and in '{}' (common)",
+                                        sym.name, prev_file.name, f.name
+                                    ),
+                                ));
+                            }
+                        }
+                    }
                 }
                 continue;
+            }
+            if let (Some(c), true) = (g.common.as_ref(), is_variable(sym)) {
+                // A real definition after commons: it must not be smaller than
+                // the merged commons when initialized, else of their size.
+                let first_common = g.def.map(|d| files[d.file.0 as usize].name).unwrap_or("");
+                if is_initialized(f, sym) {
+                    if c.size > sym.size {
+                        diags.error(common_too_large(sym.name, first_common));
+                    }
+                } else if c.size != sym.size {
+                    diags.error(size_error(sym.name, sym.size, f.name, c.size, first_common));
+                }
             }
             match g.def {
                 None => {
@@ -244,6 +375,23 @@ pub(crate) fn resolve<'d>(
                                 sym.name, prev_file.name, f.name
                             ),
                         ));
+                    } else if weak
+                        && !g.def_strong
+                        && sym.other & crate::elf::STO_CUDA_ENTRY != 0
+                        && !f.cubin.header.arch().is_blackwell_or_later()
+                        && param_bank_size(f, sym)
+                            != param_bank_size(prev_file, prev_sym(prev_file, prev))
+                    {
+                        // Two weak kernels must have parameter banks of one
+                        // size before Blackwell (weak vs strong may differ;
+                        // sm_100+ accept it; fixture weak_entry_bank_size).
+                        diags.error(symbol_error(
+                            sym.name,
+                            format!(
+                                "duplicate weak parameter bank for '{}' is not the same size ('{}' and '{}')",
+                                sym.name, prev_file.name, f.name
+                            ),
+                        ));
                     } else if !weak {
                         // Strong replaces an earlier weak definition.
                         g.def = Some(here);
@@ -260,6 +408,12 @@ pub(crate) fn resolve<'d>(
             }
         }
         global_of.push(map);
+        // nvlink merges one input at a time and gives up after the first
+        // input with symbol errors ("merge_elf failed"): later inputs' errors
+        // are not reported (found by difftest).
+        if diags.has_errors() {
+            break;
+        }
     }
     diags.checkpoint()?;
     Ok(SymbolDb { globals, global_of })

@@ -210,7 +210,7 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
     let n = live.funcs.len();
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (i, f) in live.funcs.iter().enumerate() {
-        for &c in &f.callees {
+        for &c in f.callees.iter().chain(&f.indirect_callees) {
             if let Some(v) = callers.get_mut(c as usize) {
                 v.push(i as u32);
             }
