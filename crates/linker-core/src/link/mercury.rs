@@ -173,6 +173,22 @@ pub(crate) struct Mercury<'d> {
     meta_syms: HashMap<String, u32>,
 }
 
+/// The SASS-side section an input's Mercury section shares its bytes with
+/// (same offset and size), when that section is in the output.
+fn twin_of<'a, 'd>(
+    f: &'a InputFile<'d>,
+    s: &crate::cubin::Section<'d>,
+    plan: &Plan,
+) -> Option<&'a crate::cubin::Section<'d>> {
+    f.cubin.sections.iter().find(|t| {
+        !is_merc(t)
+            && t.size == s.size
+            && t.offset == s.offset
+            && !t.data.is_empty()
+            && plan.placement[f.id.0 as usize][t.index as usize].is_some()
+    })
+}
+
 fn is_merc(s: &crate::cubin::Section<'_>) -> bool {
     s.flags & SHF_CUDA_MERCURY != 0
         || s.name.starts_with(".nv.merc.")
@@ -285,6 +301,19 @@ impl<'d> Mercury<'d> {
         let symtab = plan.add(st);
         m.symtab = Some(symtab);
         let mut merged: HashMap<String, OutSecId> = HashMap::default();
+        // An input's Mercury section may share its bytes with its SASS twin
+        // (same offset and size): the output shares them too only when every
+        // contribution of that name does; otherwise each is copied in order
+        // (nvlink: `-G` objects at sm_100, one aliased `.nv.merc.nv_debug_info_reg_type`
+        // and one not: 0xf + 0x1f bytes of their own, not the SASS section's).
+        let mut unshared: HashSet<&str> = HashSet::default();
+        for f in files {
+            for s in f.cubin.sections.iter().filter(|s| is_merc(s)) {
+                if twin_of(f, s, plan).is_none() {
+                    unshared.insert(s.name);
+                }
+            }
+        }
         for f in files {
             let fid = f.id.0 as usize;
             if m.syms[fid].is_empty() {
@@ -329,13 +358,7 @@ impl<'d> Mercury<'d> {
                     }
                     _ => {
                         // An alias of a SASS-side section (same bytes)?
-                        let twin = f.cubin.sections.iter().find(|t| {
-                            !is_merc(t)
-                                && t.size == s.size
-                                && t.offset == s.offset
-                                && !t.data.is_empty()
-                                && plan.placement[fid][t.index as usize].is_some()
-                        });
+                        let twin = twin_of(f, s, plan).filter(|_| !unshared.contains(s.name));
                         if let Some(t) = twin {
                             let tp = plan.placement[fid][t.index as usize].expect("checked");
                             let id = match merged.get(s.name) {
