@@ -276,6 +276,29 @@ pub(crate) fn classify(
     super::texslots::assign(files, live, plan, diags);
 }
 
+/// The value a debug section's reference to a kernel's own static shared
+/// variable resolves to (see `shared::debug_shared_value`).
+fn debug_var_value(
+    files: &[InputFile<'_>],
+    plan: &Plan,
+    live: &Live,
+    sr: super::shared::SharedRef,
+) -> Option<u64> {
+    let super::shared::SharedRef::Var(def) = sr else {
+        return None;
+    };
+    let f = &files[def.file.0 as usize];
+    let sym = f.cubin.symbols.get(def.index as usize)?;
+    // ptxas' addend already holds the sm_90+ reserve (`tile + 0x400`):
+    // the window offset alone (measured: 0x400 written for offset 0).
+    let reserve = if plan.arch.is_sm90_or_later() {
+        super::shared::SM90_SHARED_RESERVE
+    } else {
+        0
+    };
+    super::shared::debug_shared_value(plan, live, f, sym.section(), def).map(|v| v - reserve)
+}
+
 /// Classifies the relocations of one file: patches into `patches` (this
 /// file's lists), the rest as [`Item`]s in relocation order.
 fn classify_file<'d>(
@@ -413,6 +436,24 @@ fn classify_file<'d>(
                     None if func.is_some() => {
                         let bits = desc.actions.iter().map(|a| a.width()).max().unwrap_or(32);
                         patch_bank(u64::MAX >> (64 - bits.min(64)), None);
+                    }
+                    // Debug information (`-G`: a DWARF location of an
+                    // `extern __shared__` array): nvlink defines the dynamic
+                    // window at 0 of `.nv_debug.shared` (measured: `buf + 0x400`
+                    // written as 0x400 in `.debug_info`, nvcc -G at sm_90).
+                    None if target.flags & SHF_ALLOC == 0
+                        && matches!(sr, super::shared::SharedRef::Dynamic) =>
+                    {
+                        patch_bank(r.addend as u64, None);
+                    }
+                    // ... and of a kernel's own static `__shared__` variable:
+                    // its window offset (plus the addend, which carries the
+                    // sm_90+ reserve).
+                    None if target.flags & SHF_ALLOC == 0
+                        && debug_var_value(files, plan, live, sr).is_some() =>
+                    {
+                        let v = debug_var_value(files, plan, live, sr).expect("checked");
+                        patch_bank(v.wrapping_add(r.addend as u64), None);
                     }
                     None => items.push(Item::Error(Box::new(
                         Error::new(

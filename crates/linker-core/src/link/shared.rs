@@ -87,6 +87,7 @@ fn align_up(v: u64, a: u64) -> u64 {
 }
 
 /// What a shared-memory symbol reference means.
+#[derive(Clone, Copy)]
 pub(crate) enum SharedRef {
     /// A variable defined in a kernel's own `.nv.shared.<k>` or module-scope section.
     Var(SymRef),
@@ -339,4 +340,33 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
         }
     }
     out
+}
+
+/// The output value of shared variable `var` (in input section `section` of
+/// `f`) in a `-g` link: its offset in the window of the kernel owning the
+/// section, after the sm_90+ reserve (measured: libcudadevrt's
+/// `memcpy_3d_device` `shared_data` at 0x400 in an nvcc `-G` link).
+pub(crate) fn debug_shared_value(
+    plan: &super::sections::Plan,
+    live: &super::live::Live,
+    f: &super::InputFile<'_>,
+    section: Option<u32>,
+    var: super::symbols::SymRef,
+) -> Option<u64> {
+    let sec = section?;
+    if f.cubin.sections.get(sec as usize)?.sh_type != SHT_CUDA_SHARED {
+        return None;
+    }
+    let text = f.owner.get(sec as usize).copied().flatten()?;
+    let fi = live.func_of_text[f.id.0 as usize]
+        .get(text as usize)
+        .copied()
+        .flatten()?;
+    let offset = *plan.shared.kernels.get(&fi)?.offsets.get(&var)?;
+    let reserve = if plan.arch.is_sm90_or_later() {
+        SM90_SHARED_RESERVE
+    } else {
+        0
+    };
+    Some(offset + reserve)
 }

@@ -121,35 +121,6 @@ pub(crate) fn encode_shndx(index: u32, first: u32) -> (u16, u32) {
     }
 }
 
-/// The output value of shared variable `var` (in input section `section` of
-/// `f`) in a `-g` link: its offset in the window of the kernel owning the
-/// section, after the sm_90+ reserve (measured: libcudadevrt's
-/// `memcpy_3d_device` `shared_data` at 0x400 in an nvcc `-G` link).
-fn debug_shared_value(
-    plan: &Plan,
-    live: &Live,
-    f: &InputFile<'_>,
-    section: Option<u32>,
-    var: SymRef,
-) -> Option<u64> {
-    let sec = section?;
-    if f.cubin.sections.get(sec as usize)?.sh_type != SHT_CUDA_SHARED {
-        return None;
-    }
-    let text = f.owner.get(sec as usize).copied().flatten()?;
-    let fi = live.func_of_text[f.id.0 as usize]
-        .get(text as usize)
-        .copied()
-        .flatten()?;
-    let offset = *plan.shared.kernels.get(&fi)?.offsets.get(&var)?;
-    let reserve = if plan.arch.is_sm90_or_later() {
-        super::shared::SM90_SHARED_RESERVE
-    } else {
-        0
-    };
-    Some(offset + reserve)
-}
-
 /// Marks an input symbol that is not a kept local while locals are collected.
 const NO_LOCAL: u32 = u32::MAX;
 
@@ -241,7 +212,7 @@ pub(crate) fn build<'a>(
             // `-g`: a kernel's own shared variables keep their symbol, valued
             // at their window offset (as nvlink writes them for debuggers).
             let debug_shared = if plan.device_debug && preserved.is_none() {
-                debug_shared_value(plan, live, f, sym.section(), here)
+                super::shared::debug_shared_value(plan, live, f, sym.section(), here)
             } else {
                 None
             };
@@ -317,6 +288,11 @@ pub(crate) fn build<'a>(
         }
     }
     let mut global_map = vec![0u32; db.globals.len()];
+    let debug_shared = plan
+        .sections
+        .iter()
+        .position(|s| s.name == ".nv_debug.shared" && s.sh_type == SHT_NOBITS)
+        .map(|i| OutSecId(i as u32));
     for (gi, (name, g)) in db.globals.iter().enumerate() {
         let gid = GlobalId(gi as u32);
         match g.def {
@@ -367,6 +343,23 @@ pub(crate) fn build<'a>(
                 let m = g.first_mention;
                 let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
                 let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
+                // `-g`: an `extern __shared__` window is defined at 0 of
+                // `.nv_debug.shared` (GLOBAL OBJECT, size 0; measured at sm_90).
+                if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
+                    if let Some(dbg) = debug_shared {
+                        global_map[gi] = syms.len() as u32;
+                        syms.push(OutSym {
+                            name: Cow::Borrowed(*name),
+                            info: (STB_GLOBAL << 4) | ty_of(sym.ty()),
+                            other: 0,
+                            section: Some(dbg),
+                            shndx_raw: 0,
+                            value: 0,
+                            size: 0,
+                        });
+                        continue;
+                    }
+                }
                 if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
                     continue;
                 }
