@@ -383,7 +383,9 @@ impl Ctx<'_> {
     /// fatbinary has nothing for the target.
     fn image_of_fatbin<'x>(&self, data: &'x [u8], name: &str) -> Result<Option<Cow<'x, [u8]>>> {
         let fb = Fatbin::parse(data)?;
-        if let Some(e) = fb.select_elf(|sm| arch_compatible(SmArch::new(sm), self.arch)) {
+        if let Some(e) = fb.select_elf(|sm, variant| {
+            super::blackwell::arch_compatible(SmArch::new(sm), variant, self.arch)
+        }) {
             return e.contents().map(Some);
         }
         if let Some(e) = fb.select_ptx(self.arch.sm) {
@@ -1017,17 +1019,6 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
         checked.map_err(|e| e.in_section(s.name))?;
     }
     Ok(())
-}
-
-/// Whether an object built for `input` may be linked into an image for `target`,
-/// by SM number only (fatbinary member selection; objects are checked with
-/// their `a` variant by `blackwell::arch_compatible`).
-///
-/// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
-/// major family too (sm_80 objects link into sm_86 and sm_89 images), never
-/// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
-pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
-    input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }
 
 /// Defined global symbol names of every member of the archive at `path`

@@ -20,7 +20,7 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
-mod blackwell;
+pub(crate) mod blackwell;
 mod capsule;
 mod hints;
 mod layout;
