@@ -32,6 +32,10 @@ pub(crate) struct Func {
     pub is_kernel: bool,
     /// Direct callees (function indices), deduplicated, in first-reference order.
     pub callees: Vec<u32>,
+    /// The callees reached by a call (call relocations and the input call
+    /// graphs' CALLS lists), not by an address reference: the edges of the
+    /// call tree that register counts, stack sizes and EXTERNS follow.
+    pub calls: Vec<u32>,
     /// Whether the function calls through a register (unknown callee).
     pub indirect_call: bool,
     /// Whether its address is taken (data reference or non-call code reference).
@@ -142,6 +146,7 @@ pub(crate) fn mark(
                 sym: sym_idx,
                 is_kernel: sym.other & STO_CUDA_ENTRY != 0,
                 callees: Vec::new(),
+                calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
             });
@@ -222,6 +227,9 @@ pub(crate) fn mark(
                     if !c.callees.contains(&callee) {
                         c.callees.push(callee);
                     }
+                    if call && !c.calls.contains(&callee) {
+                        c.calls.push(callee);
+                    }
                     if !call {
                         live.funcs[callee as usize].address_taken = true;
                     }
@@ -260,6 +268,9 @@ pub(crate) fn mark(
                 let c = &mut live.funcs[caller as usize];
                 if !c.callees.contains(&callee) {
                     c.callees.push(callee);
+                }
+                if !c.calls.contains(&callee) {
+                    c.calls.push(callee);
                 }
             }
         }

@@ -164,8 +164,82 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
     out
 }
 
-/// Live functions with callees before callers (back edges of cycles ignored).
-fn post_order(live: &Live) -> Vec<u32> {
+/// The call tree's edges per function: its calls (not its address
+/// references), and for a function listed in an input's `INDIRECT_CALLS`
+/// with prototype `P` every live function some input lists as
+/// `ADDRESS_TAKEN` with prototype `P` (the same signature string).
+///
+/// nvlink 13.0.88, measured on nvcc `-rdc` objects (`docs/nvcc.md`,
+/// "Real-code sweep"): a kernel calling through a `#ii` pointer takes the
+/// register count, stack and EXTERNS of every address-taken `#ii` function
+/// of the link (not of `#lll` ones), and no stack-size warning; a kernel
+/// that only takes a function's address (`return k ? g1 : g2;` in a callee)
+/// takes nothing from it.
+fn call_tree(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    syms: &SymTable,
+) -> Vec<Vec<u32>> {
+    let mut tree: Vec<Vec<u32>> = live.funcs.iter().map(|f| f.calls.clone()).collect();
+    // (prototype, function) of every address-taken function; (caller, prototype)
+    // of every indirect call site. Prototypes as output `.strtab` offsets,
+    // which are shared by equal strings.
+    let mut taken: Vec<(u32, u32)> = Vec::new();
+    let mut indirect: Vec<(u32, u32)> = Vec::new();
+    for f in files {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
+        {
+            let Ok(g) = CallGraph::parse(s.data) else {
+                continue; // reported when the call graph is rebuilt
+            };
+            let func = |index: u32| {
+                if index as usize >= f.cubin.symbols.len() {
+                    return None;
+                }
+                live.func_of_symbol(files, db, SymRef { file: f.id, index })
+                    .filter(|&fi| live.live[fi as usize])
+            };
+            let sig = |o: u32| syms.signature(f.id, o);
+            for &(a, p) in &g.address_taken {
+                if let (Some(fi), Some(p)) = (func(a), sig(p)) {
+                    taken.push((p, fi));
+                }
+            }
+            for &(a, p) in &g.indirect_calls {
+                if let (Some(fi), Some(p)) = (func(a), sig(p)) {
+                    indirect.push((fi, p));
+                }
+            }
+        }
+    }
+    if indirect.is_empty() {
+        return tree;
+    }
+    taken.sort_unstable();
+    taken.dedup();
+    for (caller, p) in indirect {
+        let from = taken.partition_point(|&(q, _)| q < p);
+        for &(q, callee) in &taken[from..] {
+            if q != p {
+                break;
+            }
+            let edges = &mut tree[caller as usize];
+            if !edges.contains(&callee) {
+                edges.push(callee);
+            }
+        }
+    }
+    tree
+}
+
+/// Live functions with callees (`tree`, from [`call_tree`]) before callers
+/// (back edges of cycles ignored).
+fn post_order(live: &Live, tree: &[Vec<u32>]) -> Vec<u32> {
     let n = live.funcs.len();
     let mut state = vec![0u8; n];
     let mut order = Vec::with_capacity(n);
@@ -178,7 +252,7 @@ fn post_order(live: &Live) -> Vec<u32> {
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
             let (f, next) = *top;
-            let callees = &live.funcs[f as usize].callees;
+            let callees = &tree[f as usize];
             if next < callees.len() {
                 top.1 += 1;
                 let c = callees[next];
@@ -213,9 +287,11 @@ struct TreeFacts {
 /// post-order (`order`, from [`post_order`]: linear in functions + call edges,
 /// no recursion). `own(f)` gives a function's frame size, register count and
 /// barrier count. A callee not yet finished when its caller is (a back edge of
-/// the walk) is recursion; a call through a register makes the stack unknowable.
+/// the walk) is recursion. A call through a register reaches the address-taken
+/// functions of its prototype (`tree`) and is otherwise no reason for a warning.
 fn call_tree_facts(
     live: &Live,
+    tree: &[Vec<u32>],
     order: &[u32],
     own: impl Fn(u32) -> (u64, u32, u8),
 ) -> Vec<TreeFacts> {
@@ -228,11 +304,9 @@ fn call_tree_facts(
             depth: 0,
             regs,
             barriers,
-            why: live.funcs[f as usize]
-                .indirect_call
-                .then_some("calls through a function pointer"),
+            why: None,
         };
-        for &c in &live.funcs[f as usize].callees {
+        for &c in &tree[f as usize] {
             if done[c as usize] {
                 let ct = facts[c as usize];
                 t.depth = t.depth.max(ct.depth);
@@ -712,10 +786,11 @@ pub(crate) fn build(
     // not inherit the kernels cnprtCnpv2TranslateError lists; nvcc -G's
     // non-inlined cudaLaunchDeviceV2 wrappers list nothing).
     let mut externs: HashMap<u32, Vec<u32>> = HashMap::default();
-    let order = post_order(live);
+    let tree = call_tree(files, db, live, syms);
+    let order = post_order(live, &tree);
     for &fi in &order {
         let mut list: Vec<u32> = Vec::new();
-        for c in &live.funcs[fi as usize].callees {
+        for c in &tree[fi as usize] {
             if let Some(ce) = externs.get(c) {
                 for &w in ce {
                     if !list.contains(&w) {
@@ -742,7 +817,7 @@ pub(crate) fn build(
     let mut raised_regs: HashMap<u32, u32> = HashMap::default();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
-    let facts = call_tree_facts(live, &order, |fi| {
+    let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),
