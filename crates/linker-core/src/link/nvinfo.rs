@@ -164,80 +164,7 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
     out
 }
 
-/// The call tree's edges per function: its calls (not its address
-/// references), and for a function listed in an input's `INDIRECT_CALLS`
-/// with prototype `P` every live function some input lists as
-/// `ADDRESS_TAKEN` with prototype `P` (the same signature string).
-///
-/// nvlink 13.0.88, measured on nvcc `-rdc` objects (`docs/nvcc.md`,
-/// "Real-code sweep"): a kernel calling through a `#ii` pointer takes the
-/// register count, stack and EXTERNS of every address-taken `#ii` function
-/// of the link (not of `#lll` ones), and no stack-size warning; a kernel
-/// that only takes a function's address (`return k ? g1 : g2;` in a callee)
-/// takes nothing from it.
-fn call_tree(
-    files: &[InputFile<'_>],
-    db: &SymbolDb<'_>,
-    live: &Live,
-    syms: &SymTable,
-) -> Vec<Vec<u32>> {
-    let mut tree: Vec<Vec<u32>> = live.funcs.iter().map(|f| f.calls.clone()).collect();
-    // (prototype, function) of every address-taken function; (caller, prototype)
-    // of every indirect call site. Prototypes as output `.strtab` offsets,
-    // which are shared by equal strings.
-    let mut taken: Vec<(u32, u32)> = Vec::new();
-    let mut indirect: Vec<(u32, u32)> = Vec::new();
-    for f in files {
-        for s in f
-            .cubin
-            .sections
-            .iter()
-            .filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
-        {
-            let Ok(g) = CallGraph::parse(s.data) else {
-                continue; // reported when the call graph is rebuilt
-            };
-            let func = |index: u32| {
-                if index as usize >= f.cubin.symbols.len() {
-                    return None;
-                }
-                live.func_of_symbol(files, db, SymRef { file: f.id, index })
-                    .filter(|&fi| live.live[fi as usize])
-            };
-            let sig = |o: u32| syms.signature(f.id, o);
-            for &(a, p) in &g.address_taken {
-                if let (Some(fi), Some(p)) = (func(a), sig(p)) {
-                    taken.push((p, fi));
-                }
-            }
-            for &(a, p) in &g.indirect_calls {
-                if let (Some(fi), Some(p)) = (func(a), sig(p)) {
-                    indirect.push((fi, p));
-                }
-            }
-        }
-    }
-    if indirect.is_empty() {
-        return tree;
-    }
-    taken.sort_unstable();
-    taken.dedup();
-    for (caller, p) in indirect {
-        let from = taken.partition_point(|&(q, _)| q < p);
-        for &(q, callee) in &taken[from..] {
-            if q != p {
-                break;
-            }
-            let edges = &mut tree[caller as usize];
-            if !edges.contains(&callee) {
-                edges.push(callee);
-            }
-        }
-    }
-    tree
-}
-
-/// Live functions with callees (`tree`, from [`call_tree`]) before callers
+/// Live functions with callees (`tree`, from [`Live::call_tree`]) before callers
 /// (back edges of cycles ignored).
 fn post_order(live: &Live, tree: &[Vec<u32>]) -> Vec<u32> {
     let n = live.funcs.len();
@@ -786,7 +713,7 @@ pub(crate) fn build(
     // not inherit the kernels cnprtCnpv2TranslateError lists; nvcc -G's
     // non-inlined cudaLaunchDeviceV2 wrappers list nothing).
     let mut externs: HashMap<u32, Vec<u32>> = HashMap::default();
-    let tree = call_tree(files, db, live, syms);
+    let tree = live.call_tree(files, db);
     let order = post_order(live, &tree);
     for &fi in &order {
         let mut list: Vec<u32> = Vec::new();

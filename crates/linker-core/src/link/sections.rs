@@ -322,6 +322,143 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
     }
 }
 
+/// `.nv.constant2.<fn>`: ptxas' constant bank 2 of one function (sm_75-89).
+const SHT_CUDA_CONSTANT2: u32 = SHT_CUDA_CONSTANT0 + 2;
+
+/// For each live non-kernel function with a constant bank 2 section, the live
+/// kernels whose call tree ([`Live::call_tree`]) reaches it (none listed:
+/// not reached by a kernel).
+fn bank2_kernels(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+) -> HashMap<u32, Vec<u32>> {
+    let mut has_bank2 = vec![false; live.funcs.len()];
+    let mut any = false;
+    for f in files {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_CUDA_CONSTANT2)
+        {
+            let func = f.owner[s.index as usize]
+                .and_then(|t| live.func_of_text[f.id.0 as usize][t as usize]);
+            if let Some(fi) = func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
+                has_bank2[fi as usize] = true;
+                any = true;
+            }
+        }
+    }
+    let mut reach: HashMap<u32, Vec<u32>> = HashMap::default();
+    if !any {
+        return reach;
+    }
+    let tree = live.call_tree(files, db);
+    let mut seen = vec![u32::MAX; live.funcs.len()];
+    for (k, func) in live.funcs.iter().enumerate() {
+        if !func.is_kernel || !live.live[k] {
+            continue;
+        }
+        let k = k as u32;
+        let mut stack = vec![k];
+        seen[k as usize] = k;
+        while let Some(f) = stack.pop() {
+            if has_bank2[f as usize] {
+                reach.entry(f).or_default().push(k);
+            }
+            for &c in &tree[f as usize] {
+                if seen[c as usize] != k {
+                    seen[c as usize] = k;
+                    stack.push(c);
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
+/// of every kernel reaching them, as nvlink 13.0.88 does (measured, fixture
+/// `cu_bank2`): a kernel's own bank 2 stays at offset 0; the functions'
+/// sections are taken in reverse input order (last file, last section first),
+/// each at one offset valid in every kernel that reaches it: the highest end of
+/// what those kernels hold so far, aligned. A kernel without a bank of its own
+/// gets `.nv.constant2.<kernel>`, zero where other kernels' data lie. The
+/// function keeps no `.nv.constant2.<fn>` (the driver loads bank 2 per kernel;
+/// culink used to keep it, so the function read the kernel's bank at offsets
+/// meant for its own).
+fn place_bank2(
+    files: &[InputFile<'_>],
+    live: &Live,
+    plan: &mut Plan,
+    text_out: &[HashMap<u32, OutSecId>],
+    reach: &HashMap<u32, Vec<u32>>,
+    deferred: &[(FileId, u32, u32)],
+    mut kernel_bank2: HashMap<u32, OutSecId>,
+) {
+    let mut high: HashMap<u32, u64> = kernel_bank2
+        .iter()
+        .map(|(&k, &id)| (k, plan.sec(id).size))
+        .collect();
+    for &(file, sec, fi) in deferred.iter().rev() {
+        let input = &files[file.0 as usize].cubin.sections[sec as usize];
+        let kernels = &reach[&fi];
+        let a = input.addralign.max(1);
+        let start = kernels
+            .iter()
+            .map(|k| high.get(k).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let offset = align_up(start, a);
+        let mut first = None;
+        for &k in kernels {
+            let id = match kernel_bank2.get(&k) {
+                Some(&id) => id,
+                None => {
+                    let kf = &live.funcs[k as usize];
+                    let kfile = &files[kf.key.file.0 as usize];
+                    let name = kfile.cubin.symbols[kf.sym as usize].name;
+                    let mut o = OutSection::new(
+                        format!(".nv.constant2.{name}"),
+                        output_type(input.sh_type),
+                        role_of(input, true),
+                    );
+                    o.flags = input.flags;
+                    o.align = a;
+                    o.entsize = input.entsize;
+                    o.func = Some(k);
+                    o.section_symbol = true;
+                    o.info = match text_out[kf.key.file.0 as usize].get(&kf.key.text) {
+                        Some(&t) => InfoTo::Section(t),
+                        None => InfoTo::Raw(0),
+                    };
+                    o.link = LinkTo::Zero;
+                    o.body = Body::Pieces(Vec::new());
+                    let id = plan.add(o);
+                    kernel_bank2.insert(k, id);
+                    id
+                }
+            };
+            let o = plan.sec_mut(id);
+            o.align = o.align.max(a);
+            o.size = o.size.max(offset + input.size);
+            if let Body::Pieces(p) = &mut o.body {
+                p.push(Piece {
+                    file,
+                    section: sec,
+                    offset,
+                });
+            }
+            high.insert(k, offset + input.size);
+            first.get_or_insert(id);
+        }
+        if let Some(out) = first {
+            plan.placement[file.0 as usize][sec as usize] = Some(Placement { out, offset });
+        }
+    }
+}
+
 /// Builds the output section list and places every kept input section.
 pub(crate) fn plan(
     files: &[InputFile<'_>],
@@ -377,6 +514,15 @@ pub(crate) fn plan(
     let mut any_dynamic_shared = false;
     // Parameter banks of kernels whose (weak) definition lost to another input's.
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
+    // Constant bank 2 (sm_75-89): the kernels reaching each non-kernel function
+    // that has one, its deferred sections, and the kernels' own banks.
+    let bank2_reach = if relocatable {
+        HashMap::default()
+    } else {
+        bank2_kernels(files, db, live)
+    };
+    let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
+    let mut kernel_bank2: HashMap<u32, OutSecId> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -424,6 +570,13 @@ pub(crate) fn plan(
                 continue; // module-scope .shared: placed in each kernel's window
             }
             let owner = f.owner[i];
+            let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
+            if s.sh_type == SHT_CUDA_CONSTANT2 {
+                if let Some(fi) = owner_func.filter(|fi| bank2_reach.contains_key(fi)) {
+                    bank2_deferred.push((f.id, s.index, fi));
+                    continue;
+                }
+            }
             let role = role_of(s, owner.is_some());
             let nobits = output_type(s.sh_type) == SHT_NOBITS;
             // `-r` keeps the CUDA section types (nvlink -r does).
@@ -475,6 +628,11 @@ pub(crate) fn plan(
                 if role == Role::Text {
                     text_out[fid].insert(s.index, id);
                 }
+                if s.sh_type == SHT_CUDA_CONSTANT2 {
+                    if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
+                        kernel_bank2.insert(fi, id);
+                    }
+                }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
             } else {
                 let id = match plan.merged.get(s.name) {
@@ -510,6 +668,15 @@ pub(crate) fn plan(
             }
         }
     }
+    place_bank2(
+        files,
+        live,
+        &mut plan,
+        &text_out,
+        &bank2_reach,
+        &bank2_deferred,
+        kernel_bank2,
+    );
     // nvlink appends the parameter bank of an overridden weak kernel to the
     // winner's bank of the same name (0x218 + 0x218 on sm_90).
     for (fid, sec, winner) in overridden_banks {
