@@ -260,6 +260,13 @@ pub(crate) fn mark(
             // Debug information (`.debug_frame`, and with `-G` objects
             // `.debug_info`, `.debug_line`, `.nv_debug_*`): never a use.
             let is_debug = target.flags & crate::elf::SHF_ALLOC == 0;
+            // The code of a weak definition that lost (a template function
+            // instantiated in two objects) is dropped: its references are no
+            // uses (Thrust's temporary_array destructor takes its own address;
+            // the losing copy's relocation made the winner a root).
+            if from_func.is_none() && target.flags & crate::elf::SHF_EXECINSTR != 0 {
+                continue;
+            }
             for r in f.cubin.relocs(rs) {
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {

@@ -558,7 +558,14 @@ pub(crate) fn plan(
                         file: f.id,
                         index: sym,
                     };
-                    if let Some(winner) = db.resolve(r).filter(|w| *w != r) {
+                    // Only a strong winner takes the bank along: of two weak
+                    // kernels (a template kernel instantiated in two objects:
+                    // Thrust, CUB) the first stays as it is (measured).
+                    let strong = |w: &super::symbols::SymRef| {
+                        files[w.file.0 as usize].cubin.symbols[w.index as usize].bind()
+                            == STB_GLOBAL
+                    };
+                    if let Some(winner) = db.resolve(r).filter(|w| *w != r && strong(w)) {
                         overridden_banks.push((f.id, s.index, winner));
                     }
                 }
@@ -677,8 +684,9 @@ pub(crate) fn plan(
         &bank2_deferred,
         kernel_bank2,
     );
-    // nvlink appends the parameter bank of an overridden weak kernel to the
-    // winner's bank of the same name (0x218 + 0x218 on sm_90).
+    // nvlink appends the parameter bank of a weak kernel overridden by a
+    // strong one to the winner's bank of the same name (0x218 + 0x218 on
+    // sm_90); not when the winner is weak too (fixture `cu_weak_kernels`).
     for (fid, sec, winner) in overridden_banks {
         let wf = &files[winner.file.0 as usize];
         let wsym = &wf.cubin.symbols[winner.index as usize];
