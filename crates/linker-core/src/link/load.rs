@@ -743,8 +743,15 @@ fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
             continue;
         }
         if s.is_undefined() {
-            // Weak undefined references (`__UFT*`, `__UDT*`, ...) need no definition.
-            if b == STB_GLOBAL && !super::relocate::is_driver_provided(s.name) {
+            // Weak undefined references (`__UFT*`, `__UDT*`, ...) need no
+            // definition, nor does an `extern __shared__` array (the kernel's
+            // dynamic shared window): nvlink loads no libcudadevrt for it
+            // (nvcc_dlink test `dynamic_shared_needs_no_device_runtime...`; nvcc
+            // -dlink always passes -lcudadevrt).
+            if b == STB_GLOBAL
+                && s.other & crate::elf::STO_CUDA_SHARED == 0
+                && !super::relocate::is_driver_provided(s.name)
+            {
                 refs.push(s.name);
             }
         } else {
