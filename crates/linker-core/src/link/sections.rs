@@ -778,6 +778,24 @@ pub(crate) fn plan(
         o.body = Body::NoBits;
         plan.add(o);
     }
+    // nvlink makes it also when only dead code (a kernel host code never
+    // launches, pruned) uses the dynamic window: any input's reference to an
+    // `extern __shared__` array counts (measured, fixture `cu_dyn_shared_dead`).
+    if !any_dynamic_shared && !relocatable {
+        any_dynamic_shared = files.iter().any(|f| {
+            (1..f.cubin.symbols.len() as u32).any(|index| {
+                f.cubin.symbols[index as usize].is_undefined()
+                    && matches!(
+                        super::shared::classify(
+                            files,
+                            db,
+                            super::symbols::SymRef { file: f.id, index }
+                        ),
+                        Some(super::shared::SharedRef::Dynamic)
+                    )
+            })
+        });
+    }
     if any_dynamic_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
