@@ -384,14 +384,48 @@ fn classify_file<'d>(
                     .get(rs.info as usize)
                     .copied()
                     .flatten();
-                let value = func.and_then(|fi| match sr {
-                    super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
-                    super::shared::SharedRef::Var(def) => plan
-                        .shared
-                        .kernels
-                        .get(&fi)
-                        .and_then(|w| w.offsets.get(&def).copied())
-                        .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                // nvcc -G's `.debug_info` refers to shared memory outside any
+                // function (measured, fixture `cu_debug_shared`): a variable is
+                // its offset in the window holding it; an `extern __shared__`
+                // array -1 without -g, the dynamic base with -g (several
+                // kernels with different bases: not measured, an error).
+                let in_debug = f.cubin.sections[rs.info as usize].flags & SHF_ALLOC == 0;
+                let debug_value = || match &sr {
+                    _ if func.is_some() || !in_debug => None,
+                    super::shared::SharedRef::Dynamic if !plan.device_debug => Some(u64::MAX),
+                    super::shared::SharedRef::Dynamic => {
+                        let mut bases = plan.shared.dyn_base.values().copied();
+                        let first = bases.next()?;
+                        bases.all(|b| b == first).then_some(first)
+                    }
+                    super::shared::SharedRef::Var(def) => {
+                        let mut ks: Vec<_> = plan.shared.kernels.iter().collect();
+                        ks.sort_unstable_by_key(|(k, _)| **k);
+                        ks.iter()
+                            .find_map(|(_, w)| w.offsets.get(def).copied())
+                            .or_else(|| {
+                                let mut m: Vec<_> = plan
+                                    .shared
+                                    .module_offsets
+                                    .iter()
+                                    .filter(|((_, d), _)| d == def)
+                                    .map(|((k, _), &v)| (*k, v))
+                                    .collect();
+                                m.sort_unstable();
+                                m.first().map(|&(_, v)| v)
+                            })
+                    }
+                };
+                let value = debug_value().or_else(|| {
+                    func.and_then(|fi| match sr {
+                        super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
+                        super::shared::SharedRef::Var(def) => plan
+                            .shared
+                            .kernels
+                            .get(&fi)
+                            .and_then(|w| w.offsets.get(&def).copied())
+                            .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                    })
                 });
                 match value {
                     Some(v) => {
@@ -423,7 +457,15 @@ fn classify_file<'d>(
             // drops its entries when the winner came earlier, keeps them
             // (pointing at the winner) when a later strong definition won;
             // the FDE range is never cleared for it.
-            let debug_target = target.flags & SHF_ALLOC == 0;
+            // Not `.debug_info` and `.debug_loc`: nvcc -G's entries there of
+            // a weak twin that lost to an earlier one keep their relocations,
+            // pointing at the winner, while `.debug_frame`, `.debug_line` and
+            // `.nv_debug_line_sass` drop them (measured: a template device
+            // function instantiated in two -G objects, fixture
+            // `cu_debug_shared`).
+            let debug_target = target.flags & SHF_ALLOC == 0
+                && target.name != ".debug_info"
+                && target.name != ".debug_loc";
             if debug_target
                 && !sym.is_undefined()
                 && db.resolve(here) != Some(here)
