@@ -235,6 +235,9 @@ fn link_inner(
         plan.resolved = Some(preserve::Preserved::default());
     }
     plan.device_debug = opts.device_debug;
+    if opts.device_debug && !opts.relocatable {
+        sections::debug_dynamic_shared(&mut plan);
+    }
     let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.

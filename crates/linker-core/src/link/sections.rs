@@ -322,6 +322,25 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
     }
 }
 
+/// `-g` (nvcc -G -dlink) at sm_90: nvlink sizes `.nv_debug.shared` like the
+/// reserved window (0x400) and gives it a section symbol (measured, fixture
+/// `cu_debug_shared_g`; Blackwell sizes it so in every link, sm_75-89 leave it
+/// empty).
+pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
+    if !plan.arch.is_sm90_or_later() || plan.arch.is_blackwell_or_later() {
+        return;
+    }
+    if let Some(i) = plan
+        .sections
+        .iter()
+        .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits)
+    {
+        let o = plan.sec_mut(OutSecId(i as u32));
+        o.size = super::shared::SM90_SHARED_RESERVE;
+        o.section_symbol = true;
+    }
+}
+
 /// `.nv.constant2.<fn>`: ptxas' constant bank 2 of one function (sm_75-89).
 const SHT_CUDA_CONSTANT2: u32 = SHT_CUDA_CONSTANT0 + 2;
 
