@@ -78,6 +78,16 @@ int main(int argc, char**) {
 
 const NOARCH_CU: &str = "__global__ void k_noarch(int* p) { *p = 3; }\n";
 
+/// Dynamic shared memory only (no device runtime call), built for sm_90 and
+/// sm_90a (real-code sweep, docs/nvcc.md).
+const DYN_CU: &str = r#"extern __shared__ float dyn[];
+__global__ void k_dyn(float *o) {
+    dyn[threadIdx.x] = o[0];
+    __syncthreads();
+    o[threadIdx.x] = dyn[threadIdx.x ^ 1];
+}
+"#;
+
 fn is_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
@@ -416,6 +426,57 @@ fn missing_arch_is_a_warning_with_an_empty_cubin() {
     assert_eq!(
         std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
         std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&k.dir);
+}
+
+/// Found by the real-code sweep: nvcc passes `-lcudadevrt` to every device
+/// link; an `extern __shared__` array is an undefined symbol that needs no
+/// definition, so nvlink loads no libcudadevrt (culink loaded it: 971
+/// differences and a second register entry). The object carries sm_90 and
+/// sm_90a code: nvlink links the sm_90a code at `--arch=sm_90` too.
+#[test]
+fn dynamic_shared_needs_no_device_runtime_and_sm_90a_code_is_linked() {
+    let Some(k) = kit("dynshared") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(
+        &real_nvcc,
+        "dyn",
+        DYN_CU,
+        &[
+            "-gencode",
+            "arch=compute_90,code=sm_90",
+            "-gencode",
+            "arch=compute_90a,code=sm_90a",
+        ],
+    );
+    let shadow = k.shadow();
+    let lib = k.root.join("lib64").display().to_string();
+    let line: Vec<String> = [
+        "-m64",
+        "--arch=sm_90",
+        "--register-link-binaries=REG",
+        &format!("-L{lib}"),
+        "-cpu-arch=X86_64",
+        "dyn.o",
+        "-lcudadevrt",
+        "-o",
+        "OUT",
+        "--host-ccbin",
+        &k.cc,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    k.link_both(&shadow, &line, "extern __shared__ with -lcudadevrt");
+    let reg = std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap();
+    assert_eq!(
+        reg,
+        std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap()
+    );
+    assert!(
+        reg.starts_with("#define NUM_PRELINKED_OBJECTS 1\n"),
+        "{reg}"
     );
     let _ = std::fs::remove_dir_all(&k.dir);
 }

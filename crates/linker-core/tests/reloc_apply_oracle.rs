@@ -266,6 +266,15 @@ fn overflow_is_an_error_and_writes_nothing() {
     )
     .unwrap();
     assert_eq!(site[5..8], [0xff, 0xff, 0xff]);
+    // A negative value that fits as two's complement is written truncated, as
+    // nvlink does (CUB radix sort at sm_75: a shared variable at window offset
+    // 0, addend -0x400 -> 0xfffc00); one below the signed range is an error.
+    let abs24 = RelocType::R_CUDA_ABS24_40.desc().unwrap();
+    let mut site = vec![0; 16];
+    apply(abs24, &mut site, |_| Some((-0x400i64) as u64)).unwrap();
+    assert_eq!(site[5..8], [0x00, 0xfc, 0xff]);
+    let e = apply(abs24, &mut [0; 16], |_| Some((-(1i64 << 23) - 1) as u64)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overflow);
     let cbank = RelocType::R_CUDA_CONST_FIELD21_38.desc().unwrap();
     let e = apply(cbank, &mut [0; 8], |k| {
         (k == ValueKind::CBank).then_some(32)

@@ -13,7 +13,8 @@
 //!  16  u32 compressed size (0 when not compressed)
 //!  24  u16 minor, 26 u16 major (PTX ISA or ELF format version)
 //!  28  u32 SM number (90 for sm_90)
-//!  40  u64 flags: 0x2000 LZ4 block, 0x8000 Zstandard frame
+//!  40  u64 flags: 0x2000 LZ4 block, 0x8000 Zstandard frame, 0x10_0000 the
+//!      ELF is for `sm_XXa`, 0x20_0000 for `sm_XXf` (nvcc 13.0.88 `-gencode`)
 //!  56  u64 uncompressed size (when compressed)
 //!  64.. extension (PTX: u32 offset and u32 length of the ptxas options, e.g.
 //!      `--compile-only`, inside the entry header)
@@ -23,6 +24,7 @@
 //! every container is read. The parser borrows payloads from the input; only
 //! compressed payloads are copied (decompressed) by [`Entry::contents`].
 
+use crate::arch::ArchVariant;
 use crate::error::{Error, ErrorKind, Result};
 use std::borrow::Cow;
 
@@ -33,6 +35,10 @@ pub const FLAG_COMPRESS_LZ4: u64 = 0x2000;
 /// Entry flag: the payload is a Zstandard frame (`--compress-all`, default and
 /// `size`/`balance` modes; `nvcc -dc` compresses device ELF this way).
 pub const FLAG_COMPRESS_ZSTD: u64 = 0x8000;
+/// Entry flag: the ELF is for the arch-specific variant (`sm_90a`).
+pub const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+/// Entry flag: the ELF is for the family variant (`sm_100f`).
+pub const FLAG_ARCH_FAMILY: u64 = 0x20_0000;
 /// The largest uncompressed size accepted (guards against hostile headers).
 const MAX_UNCOMPRESSED: u64 = 1 << 32;
 
@@ -160,12 +166,25 @@ impl<'d> Fatbin<'d> {
         Ok(Fatbin { entries })
     }
 
-    /// The entry to link for `target`: an ELF accepted by `compatible(entry_sm)`
-    /// (the exact SM first, else the highest compatible one).
-    pub fn select_elf(&self, mut compatible: impl FnMut(u32) -> bool) -> Option<&Entry<'d>> {
+    /// The entry to link: an ELF accepted by `compatible(entry_sm, variant)`,
+    /// the highest SM first and, for one SM, `sm_XXa` before `sm_XXf` before
+    /// plain `sm_XX` whatever their order (nvlink 13.0.88: a `-gencode` list of
+    /// sm_90 and sm_90a links the sm_90a code at `-arch=sm_90` too).
+    pub fn select_elf(
+        &self,
+        mut compatible: impl FnMut(u32, ArchVariant) -> bool,
+    ) -> Option<&Entry<'d>> {
+        let rank = |e: &Entry<'_>| {
+            let v = match e.variant() {
+                ArchVariant::Specific => 2,
+                ArchVariant::Family => 1,
+                ArchVariant::Base => 0,
+            };
+            (e.sm, v)
+        };
         let mut best: Option<&Entry<'d>> = None;
         for e in self.entries.iter().filter(|e| e.kind == EntryKind::Elf) {
-            if compatible(e.sm) && !matches!(best, Some(b) if b.sm >= e.sm) {
+            if compatible(e.sm, e.variant()) && !matches!(best, Some(b) if rank(b) >= rank(e)) {
                 best = Some(e);
             }
         }
@@ -267,6 +286,17 @@ fn parse_entry(c: &[u8], at: usize) -> Result<(Entry<'_>, usize)> {
 }
 
 impl<'d> Entry<'d> {
+    /// The `a`/`f` variant an ELF entry is for (from its flags).
+    pub fn variant(&self) -> ArchVariant {
+        if self.flags & FLAG_ARCH_SPECIFIC != 0 {
+            ArchVariant::Specific
+        } else if self.flags & FLAG_ARCH_FAMILY != 0 {
+            ArchVariant::Family
+        } else {
+            ArchVariant::Base
+        }
+    }
+
     /// The entry's contents: borrowed when stored uncompressed, else decompressed.
     pub fn contents(&self) -> Result<Cow<'d, [u8]>> {
         let _span = tracing::debug_span!("fatbin_decompress", offset = self.offset).entered();
@@ -374,9 +404,12 @@ mod tests {
         assert_eq!(fb.entries.len(), 3);
         assert_eq!(fb.entries[0].offset, 16);
         assert_eq!(fb.entries[1].payload, b"elf90\0\0\0");
-        assert_eq!(fb.select_elf(|sm| sm == 90).unwrap().sm, 90);
-        assert_eq!(fb.select_elf(|sm| sm / 10 == 8 && sm <= 86).unwrap().sm, 80);
-        assert!(fb.select_elf(|sm| sm == 100).is_none());
+        assert_eq!(fb.select_elf(|sm, _| sm == 90).unwrap().sm, 90);
+        assert_eq!(
+            fb.select_elf(|sm, _| sm / 10 == 8 && sm <= 86).unwrap().sm,
+            80
+        );
+        assert!(fb.select_elf(|sm, _| sm == 100).is_none());
         assert_eq!(fb.select_ptx(90).unwrap().sm, 75);
         assert!(fb.select_ptx(70).is_none());
         // Two containers back to back, then zero padding.
@@ -384,6 +417,38 @@ mod tests {
         two.extend_from_slice(&f);
         two.extend_from_slice(&[0; 8]);
         assert_eq!(Fatbin::parse(&two).unwrap().entries.len(), 6);
+    }
+
+    /// nvlink 13.0.88, measured on nvcc `-gencode` objects: for one SM the
+    /// `a` ELF wins over `f` and plain whatever the order; a lower SM of the
+    /// family is taken only when not `a`.
+    #[test]
+    fn variant_preference() {
+        use crate::arch::SmArch;
+        use crate::link::blackwell::arch_compatible;
+        let pick = |entries: &[(u16, u32, u64, &[u8], u64)], target: &str| {
+            let f = build(entries);
+            let fb = Fatbin::parse(&f).unwrap();
+            let t = SmArch::parse(target).unwrap();
+            let e = fb.select_elf(|sm, v| arch_compatible(SmArch::new(sm), v, t));
+            e.map(|e| (e.sm, e.variant()))
+        };
+        let (a, f) = (FLAG_ARCH_SPECIFIC, FLAG_ARCH_FAMILY);
+        use ArchVariant::*;
+        let plain_then_a: &[(u16, u32, u64, &[u8], u64)] =
+            &[(2, 90, 0, b"p", 0), (2, 90, a, b"a", 0)];
+        assert_eq!(pick(plain_then_a, "sm_90"), Some((90, Specific)));
+        assert_eq!(pick(plain_then_a, "sm_90a"), Some((90, Specific)));
+        let a_then_plain: &[(u16, u32, u64, &[u8], u64)] =
+            &[(2, 100, a, b"a", 0), (2, 100, 0, b"p", 0)];
+        assert_eq!(pick(a_then_plain, "sm_100"), Some((100, Specific)));
+        assert_eq!(pick(a_then_plain, "sm_103"), Some((100, Base)));
+        let f_then_a: &[(u16, u32, u64, &[u8], u64)] =
+            &[(2, 100, f, b"f", 0), (2, 100, a, b"a", 0)];
+        assert_eq!(pick(f_then_a, "sm_100f"), Some((100, Specific)));
+        assert_eq!(pick(f_then_a, "sm_103"), Some((100, Family)));
+        let only_a: &[(u16, u32, u64, &[u8], u64)] = &[(2, 100, a, b"a", 0)];
+        assert_eq!(pick(only_a, "sm_103"), None);
     }
 
     #[test]

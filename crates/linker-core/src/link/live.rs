@@ -32,6 +32,10 @@ pub(crate) struct Func {
     pub is_kernel: bool,
     /// Direct callees (function indices), deduplicated, in first-reference order.
     pub callees: Vec<u32>,
+    /// The callees reached by a call (call relocations and the input call
+    /// graphs' CALLS lists), not by an address reference: the edges of the
+    /// call tree that register counts, stack sizes and EXTERNS follow.
+    pub calls: Vec<u32>,
     /// Whether the function calls through a register (unknown callee).
     pub indirect_call: bool,
     /// Whether its address is taken (data reference or non-call code reference).
@@ -107,6 +111,87 @@ pub(crate) fn is_call_reloc(rtype: u32) -> bool {
     )
 }
 
+impl Live {
+    /// The call tree's edges per function: its calls (not its address
+    /// references), and for a function listed in an input's `INDIRECT_CALLS`
+    /// with prototype `P` every live function some input lists as
+    /// `ADDRESS_TAKEN` with prototype `P` (the same signature string).
+    ///
+    /// nvlink 13.0.88, measured on nvcc `-rdc` objects (fixture
+    /// `cu_indirect_proto`): a kernel calling through a `#ii` pointer takes the
+    /// register count, stack, EXTERNS and (sm_75–89) constant bank 2 data of
+    /// every address-taken `#ii` function of the link (not of `#lll` ones), and
+    /// no stack-size warning; a kernel that only takes a function's address
+    /// (`return k ? g1 : g2;` in a callee) takes nothing from it.
+    pub(crate) fn call_tree(&self, files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Vec<Vec<u32>> {
+        let mut tree: Vec<Vec<u32>> = self.funcs.iter().map(|f| f.calls.clone()).collect();
+        // (prototype, function) of every address-taken function; (caller,
+        // prototype) of every indirect call site.
+        let mut taken: Vec<(&[u8], u32)> = Vec::new();
+        let mut indirect: Vec<(u32, &[u8])> = Vec::new();
+        for f in files {
+            let Some(st) = f.cubin.symtab else { continue };
+            let Some(strtab) = f
+                .cubin
+                .sections
+                .get(f.cubin.sections[st as usize].link as usize)
+                .map(|s| s.data)
+            else {
+                continue;
+            };
+            let string = |o: u32| {
+                let rest = strtab.get(o as usize..)?;
+                Some(&rest[..rest.iter().position(|&b| b == 0)?])
+            };
+            for s in f
+                .cubin
+                .sections
+                .iter()
+                .filter(|s| s.sh_type == crate::elf::SHT_CUDA_CALLGRAPH)
+            {
+                let Ok(g) = crate::cubin::callgraph::CallGraph::parse(s.data) else {
+                    continue; // reported when the call graph is rebuilt
+                };
+                let func = |index: u32| {
+                    if index as usize >= f.cubin.symbols.len() {
+                        return None;
+                    }
+                    self.func_of_symbol(files, db, SymRef { file: f.id, index })
+                        .filter(|&fi| self.live[fi as usize])
+                };
+                for &(a, p) in &g.address_taken {
+                    if let (Some(fi), Some(p)) = (func(a), string(p)) {
+                        taken.push((p, fi));
+                    }
+                }
+                for &(a, p) in &g.indirect_calls {
+                    if let (Some(fi), Some(p)) = (func(a), string(p)) {
+                        indirect.push((fi, p));
+                    }
+                }
+            }
+        }
+        if indirect.is_empty() {
+            return tree;
+        }
+        taken.sort_unstable();
+        taken.dedup();
+        for (caller, p) in indirect {
+            let from = taken.partition_point(|&(q, _)| q < p);
+            for &(q, callee) in &taken[from..] {
+                if q != p {
+                    break;
+                }
+                let edges = &mut tree[caller as usize];
+                if !edges.contains(&callee) {
+                    edges.push(callee);
+                }
+            }
+        }
+        tree
+    }
+}
+
 /// Relocation types that call through a register (`__UFT_OFFSET`).
 pub(crate) fn is_indirect_call_reloc(rtype: u32) -> bool {
     RelocType(rtype) == RelocType::R_CUDA_ABS56_16_34
@@ -151,6 +236,7 @@ pub(crate) fn mark(
                 sym: sym_idx,
                 is_kernel: sym.other & STO_CUDA_ENTRY != 0,
                 callees: Vec::new(),
+                calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
                 indirect_protos: Vec::new(),
@@ -196,6 +282,13 @@ pub(crate) fn mark(
             // Debug information (`.debug_frame`, and with `-G` objects
             // `.debug_info`, `.debug_line`, `.nv_debug_*`): never a use.
             let is_debug = target.flags & crate::elf::SHF_ALLOC == 0;
+            // The code of a weak definition that lost (a template function
+            // instantiated in two objects) is dropped: its references are no
+            // uses (Thrust's temporary_array destructor takes its own address;
+            // the losing copy's relocation made the winner a root).
+            if from_func.is_none() && target.flags & crate::elf::SHF_EXECINSTR != 0 {
+                continue;
+            }
             for r in f.cubin.relocs(rs) {
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {
@@ -243,6 +336,9 @@ pub(crate) fn mark(
                     let c = &mut live.funcs[caller as usize];
                     if !c.callees.contains(&callee) {
                         c.callees.push(callee);
+                    }
+                    if call && !c.calls.contains(&callee) {
+                        c.calls.push(callee);
                     }
                     if !call {
                         live.funcs[callee as usize].address_taken = true;
@@ -344,6 +440,9 @@ pub(crate) fn mark(
                 let c = &mut live.funcs[caller as usize];
                 if !c.callees.contains(&callee) {
                     c.callees.push(callee);
+                }
+                if !c.calls.contains(&callee) {
+                    c.calls.push(callee);
                 }
             }
         }

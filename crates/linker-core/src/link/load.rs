@@ -383,7 +383,9 @@ impl Ctx<'_> {
     /// fatbinary has nothing for the target.
     fn image_of_fatbin<'x>(&self, data: &'x [u8], name: &str) -> Result<Option<Cow<'x, [u8]>>> {
         let fb = Fatbin::parse(data)?;
-        if let Some(e) = fb.select_elf(|sm| arch_compatible(SmArch::new(sm), self.arch)) {
+        if let Some(e) = fb.select_elf(|sm, variant| {
+            super::blackwell::arch_compatible(SmArch::new(sm), variant, self.arch)
+        }) {
             return e.contents().map(Some);
         }
         if let Some(e) = fb.select_ptx(self.arch.sm) {
@@ -741,8 +743,15 @@ fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
             continue;
         }
         if s.is_undefined() {
-            // Weak undefined references (`__UFT*`, `__UDT*`, ...) need no definition.
-            if b == STB_GLOBAL && !super::relocate::is_driver_provided(s.name) {
+            // Weak undefined references (`__UFT*`, `__UDT*`, ...) need no
+            // definition, nor does an `extern __shared__` array (the kernel's
+            // dynamic shared window): nvlink loads no libcudadevrt for it
+            // (nvcc_dlink test `dynamic_shared_needs_no_device_runtime...`; nvcc
+            // -dlink always passes -lcudadevrt).
+            if b == STB_GLOBAL
+                && s.other & crate::elf::STO_CUDA_SHARED == 0
+                && !super::relocate::is_driver_provided(s.name)
+            {
                 refs.push(s.name);
             }
         } else {
@@ -1017,17 +1026,6 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
         checked.map_err(|e| e.in_section(s.name))?;
     }
     Ok(())
-}
-
-/// Whether an object built for `input` may be linked into an image for `target`,
-/// by SM number only (fatbinary member selection; objects are checked with
-/// their `a` variant by `blackwell::arch_compatible`).
-///
-/// nvlink 13.0.88 (measured): the same SM always; an older SM of the same
-/// major family too (sm_80 objects link into sm_86 and sm_89 images), never
-/// across families (sm_75 into sm_80, sm_80 into sm_90 are rejected).
-pub(crate) fn arch_compatible(input: SmArch, target: SmArch) -> bool {
-    input.sm == target.sm || (input.sm / 10 == target.sm / 10 && input.sm < target.sm)
 }
 
 /// Defined global symbol names of every member of the archive at `path`

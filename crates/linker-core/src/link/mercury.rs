@@ -1096,11 +1096,34 @@ impl<'d> Mercury<'d> {
                 (syms.section_symbol(id), id)
             })
             .collect();
+        // A kernel's `.nv.shared.<k>` made by the linker for module-scope
+        // shared variables (a template kernel's weak `static __shared__`,
+        // fixture `cu_shared_negoff`): nvlink mirrors its section symbol.
+        let shared_syms: HashMap<u32, OutSecId> = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| {
+                s.section_symbol
+                    && !placed[i]
+                    && s.role == Role::NoBits
+                    && s.func.is_some()
+                    && s.name.starts_with(".nv.shared.")
+            })
+            .map(|(i, _)| {
+                let id = OutSecId(i as u32);
+                (syms.section_symbol(id), id)
+            })
+            .collect();
         for (j, c) in cand.iter().enumerate() {
             // A section symbol nvlink mirrors without an input twin: a note's
-            // (when the inputs lack it), or a parameter bank's header-index table.
-            let twin = match (c, note_syms.get(&(j as u32))) {
-                (None, Some(&note)) => Some((note, plan.sec(note).name.clone(), false)),
+            // (when the inputs lack it), a linker-made shared window's, or a
+            // parameter bank's header-index table.
+            let made = note_syms
+                .get(&(j as u32))
+                .or_else(|| shared_syms.get(&(j as u32)));
+            let twin = match (c, made) {
+                (None, Some(&sec)) => Some((sec, plan.sec(sec).name.clone(), false)),
                 _ => table_of_bank
                     .get(&(j as u32))
                     .map(|(table, name)| (*table, name.clone(), true)),

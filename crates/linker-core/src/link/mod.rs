@@ -20,7 +20,7 @@
 //! Each phase only reads the results of earlier ones and runs inside a
 //! `tracing` span named after it (`-v` prints their timings).
 
-mod blackwell;
+pub(crate) mod blackwell;
 mod capsule;
 mod debugline;
 mod hints;
@@ -243,6 +243,9 @@ fn link_inner(
         plan.resolved = Some(preserve::Preserved::default());
     }
     plan.device_debug = opts.device_debug;
+    if opts.device_debug && !opts.relocatable {
+        sections::debug_dynamic_shared(&mut plan);
+    }
     let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.

@@ -164,26 +164,9 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
     out
 }
 
-/// Live functions with callees before callers (back edges of cycles ignored).
-fn post_order(live: &Live) -> Vec<u32> {
-    post_order_by(live, |f| live.funcs[f as usize].callees.clone())
-}
-
-/// Every live function's callees for the call-tree facts: the direct ones,
-/// then the indirect-call targets ([`super::live::Func::indirect_callees`]).
-fn tree_callees(live: &Live, f: u32) -> Vec<u32> {
-    let func = &live.funcs[f as usize];
-    let mut v = func.callees.clone();
-    for &c in &func.indirect_callees {
-        if !v.contains(&c) {
-            v.push(c);
-        }
-    }
-    v
-}
-
-/// [`post_order`] over the edges `callees_of` gives.
-fn post_order_by(live: &Live, callees_of: impl Fn(u32) -> Vec<u32>) -> Vec<u32> {
+/// Live functions with callees (`tree`, from [`Live::call_tree`]) before callers
+/// (back edges of cycles ignored).
+fn post_order(live: &Live, tree: &[Vec<u32>]) -> Vec<u32> {
     let n = live.funcs.len();
     let mut state = vec![0u8; n];
     let mut order = Vec::with_capacity(n);
@@ -194,23 +177,20 @@ fn post_order_by(live: &Live, callees_of: impl Fn(u32) -> Vec<u32>) -> Vec<u32> 
         }
         state[root as usize] = 1;
         stack.push((root, 0));
-        let mut lists: Vec<Vec<u32>> = vec![callees_of(root)];
         while let Some(top) = stack.last_mut() {
             let (f, next) = *top;
-            let callees = lists.last().expect("one list per stack entry");
+            let callees = &tree[f as usize];
             if next < callees.len() {
                 top.1 += 1;
                 let c = callees[next];
                 if state[c as usize] == 0 {
                     state[c as usize] = 1;
                     stack.push((c, 0));
-                    lists.push(callees_of(c));
                 }
             } else {
                 state[f as usize] = 2;
                 order.push(f);
                 stack.pop();
-                lists.pop();
             }
         }
     }
@@ -234,9 +214,11 @@ struct TreeFacts {
 /// post-order (`order`, from [`post_order`]: linear in functions + call edges,
 /// no recursion). `own(f)` gives a function's frame size, register count and
 /// barrier count. A callee not yet finished when its caller is (a back edge of
-/// the walk) is recursion; a call through a register makes the stack unknowable.
+/// the walk) is recursion. A call through a register reaches the address-taken
+/// functions of its prototype (`tree`) and is otherwise no reason for a warning.
 fn call_tree_facts(
     live: &Live,
+    tree: &[Vec<u32>],
     order: &[u32],
     own: impl Fn(u32) -> (u64, u32, u8),
 ) -> Vec<TreeFacts> {
@@ -245,16 +227,13 @@ fn call_tree_facts(
     let mut done = vec![false; n];
     for &f in order {
         let (frame, regs, barriers) = own(f);
-        // An indirect call reaches the address-taken functions of its
-        // prototype (nvlink's rule): they count like direct callees, and an
-        // indirect call nothing matches adds nothing (no warning).
         let mut t = TreeFacts {
             depth: 0,
             regs,
             barriers,
             why: None,
         };
-        for c in tree_callees(live, f) {
+        for &c in &tree[f as usize] {
             if done[c as usize] {
                 let ct = facts[c as usize];
                 t.depth = t.depth.max(ct.depth);
@@ -734,10 +713,11 @@ pub(crate) fn build(
     // not inherit the kernels cnprtCnpv2TranslateError lists; nvcc -G's
     // non-inlined cudaLaunchDeviceV2 wrappers list nothing).
     let mut externs: HashMap<u32, Vec<u32>> = HashMap::default();
-    let order = post_order(live);
+    let tree = live.call_tree(files, db);
+    let order = post_order(live, &tree);
     for &fi in &order {
         let mut list: Vec<u32> = Vec::new();
-        for c in &live.funcs[fi as usize].callees {
+        for c in &tree[fi as usize] {
             if let Some(ce) = externs.get(c) {
                 for &w in ce {
                     if !list.contains(&w) {
@@ -764,8 +744,7 @@ pub(crate) fn build(
     let mut raised_regs: HashMap<u32, u32> = HashMap::default();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
-    let tree_order = post_order_by(live, |f| tree_callees(live, f));
-    let facts = call_tree_facts(live, &tree_order, |fi| {
+    let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),

@@ -75,12 +75,6 @@ pub(crate) fn shared_value(plan: &Plan, var: SymRef) -> Option<u64> {
 
 /// Creates the `.nv.resolvedrela.*` sections (after the relocation sections).
 pub(crate) fn create_sections(plan: &mut Plan) {
-    if plan.resolved.is_none() && plan.device_debug {
-        // `-g` too (measured: nvcc -G objects with an `extern __shared__`
-        // array at sm_90): the reserve, a section symbol, and the dynamic
-        // window's symbols defined at 0 of it (symtab.rs).
-        debug_shared_reserve(plan);
-    }
     let Some(p) = plan.resolved.as_ref() else {
         return;
     };
@@ -105,12 +99,6 @@ pub(crate) fn create_sections(plan: &mut Plan) {
         o.body = Body::Bytes(Vec::new());
         plan.add(o);
     }
-    debug_shared_reserve(plan);
-}
-
-/// sm_90+: `.nv_debug.shared` sized to the 0x400-byte reserve, with a section
-/// symbol (`--preserve-relocs` and `-g` links).
-fn debug_shared_reserve(plan: &mut Plan) {
     if plan.arch.is_sm90_or_later() {
         if let Some(s) = plan
             .sections

@@ -276,29 +276,6 @@ pub(crate) fn classify(
     super::texslots::assign(files, live, plan, diags);
 }
 
-/// The value a debug section's reference to a kernel's own static shared
-/// variable resolves to (see `shared::debug_shared_value`).
-fn debug_var_value(
-    files: &[InputFile<'_>],
-    plan: &Plan,
-    live: &Live,
-    sr: super::shared::SharedRef,
-) -> Option<u64> {
-    let super::shared::SharedRef::Var(def) = sr else {
-        return None;
-    };
-    let f = &files[def.file.0 as usize];
-    let sym = f.cubin.symbols.get(def.index as usize)?;
-    // ptxas' addend already holds the sm_90+ reserve (`tile + 0x400`):
-    // the window offset alone (measured: 0x400 written for offset 0).
-    let reserve = if plan.arch.is_sm90_or_later() {
-        super::shared::SM90_SHARED_RESERVE
-    } else {
-        0
-    };
-    super::shared::debug_shared_value(plan, live, f, sym.section(), def).map(|v| v - reserve)
-}
-
 /// Classifies the relocations of one file: patches into `patches` (this
 /// file's lists), the rest as [`Item`]s in relocation order.
 fn classify_file<'d>(
@@ -409,14 +386,48 @@ fn classify_file<'d>(
                     .get(rs.info as usize)
                     .copied()
                     .flatten();
-                let value = func.and_then(|fi| match sr {
-                    super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
-                    super::shared::SharedRef::Var(def) => plan
-                        .shared
-                        .kernels
-                        .get(&fi)
-                        .and_then(|w| w.offsets.get(&def).copied())
-                        .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                // nvcc -G's `.debug_info` refers to shared memory outside any
+                // function (measured, fixture `cu_debug_shared`): a variable is
+                // its offset in the window holding it; an `extern __shared__`
+                // array -1 without -g, the dynamic base with -g (several
+                // kernels with different bases: not measured, an error).
+                let in_debug = f.cubin.sections[rs.info as usize].flags & SHF_ALLOC == 0;
+                let debug_value = || match &sr {
+                    _ if func.is_some() || !in_debug => None,
+                    super::shared::SharedRef::Dynamic if !plan.device_debug => Some(u64::MAX),
+                    super::shared::SharedRef::Dynamic => {
+                        let mut bases = plan.shared.dyn_base.values().copied();
+                        let first = bases.next()?;
+                        bases.all(|b| b == first).then_some(first)
+                    }
+                    super::shared::SharedRef::Var(def) => {
+                        let mut ks: Vec<_> = plan.shared.kernels.iter().collect();
+                        ks.sort_unstable_by_key(|(k, _)| **k);
+                        ks.iter()
+                            .find_map(|(_, w)| w.offsets.get(def).copied())
+                            .or_else(|| {
+                                let mut m: Vec<_> = plan
+                                    .shared
+                                    .module_offsets
+                                    .iter()
+                                    .filter(|((_, d), _)| d == def)
+                                    .map(|((k, _), &v)| (*k, v))
+                                    .collect();
+                                m.sort_unstable();
+                                m.first().map(|&(_, v)| v)
+                            })
+                    }
+                };
+                let value = debug_value().or_else(|| {
+                    func.and_then(|fi| match sr {
+                        super::shared::SharedRef::Dynamic => plan.shared.dyn_base.get(&fi).copied(),
+                        super::shared::SharedRef::Var(def) => plan
+                            .shared
+                            .kernels
+                            .get(&fi)
+                            .and_then(|w| w.offsets.get(&def).copied())
+                            .or_else(|| plan.shared.module_offsets.get(&(fi, def)).copied()),
+                    })
                 });
                 match value {
                     Some(v) => {
@@ -437,24 +448,6 @@ fn classify_file<'d>(
                         let bits = desc.actions.iter().map(|a| a.width()).max().unwrap_or(32);
                         patch_bank(u64::MAX >> (64 - bits.min(64)), None);
                     }
-                    // Debug information (`-G`: a DWARF location of an
-                    // `extern __shared__` array): nvlink defines the dynamic
-                    // window at 0 of `.nv_debug.shared` (measured: `buf + 0x400`
-                    // written as 0x400 in `.debug_info`, nvcc -G at sm_90).
-                    None if target.flags & SHF_ALLOC == 0
-                        && matches!(sr, super::shared::SharedRef::Dynamic) =>
-                    {
-                        patch_bank(r.addend as u64, None);
-                    }
-                    // ... and of a kernel's own static `__shared__` variable:
-                    // its window offset (plus the addend, which carries the
-                    // sm_90+ reserve).
-                    None if target.flags & SHF_ALLOC == 0
-                        && debug_var_value(files, plan, live, sr).is_some() =>
-                    {
-                        let v = debug_var_value(files, plan, live, sr).expect("checked");
-                        patch_bank(v.wrapping_add(r.addend as u64), None);
-                    }
                     None => items.push(Item::Error(Box::new(
                         Error::new(
                             ErrorKind::Unsupported,
@@ -474,7 +467,15 @@ fn classify_file<'d>(
             // drops its entries when the winner came earlier, keeps them
             // (pointing at the winner) when a later strong definition won;
             // the FDE range is never cleared for it.
-            let debug_target = target.flags & SHF_ALLOC == 0;
+            // Not `.debug_info` and `.debug_loc`: nvcc -G's entries there of
+            // a weak twin that lost to an earlier one keep their relocations,
+            // pointing at the winner, while `.debug_frame`, `.debug_line` and
+            // `.nv_debug_line_sass` drop them (measured: a template device
+            // function instantiated in two -G objects, fixture
+            // `cu_debug_shared`).
+            let debug_target = target.flags & SHF_ALLOC == 0
+                && target.name != ".debug_info"
+                && target.name != ".debug_loc";
             if debug_target
                 && !sym.is_undefined()
                 && db.resolve(here) != Some(here)

@@ -389,6 +389,162 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
     }
 }
 
+/// `-g` (nvcc -G -dlink) at sm_90: nvlink sizes `.nv_debug.shared` like the
+/// reserved window (0x400) and gives it a section symbol (measured, fixture
+/// `cu_debug_shared_g`; Blackwell sizes it so in every link, sm_75-89 leave it
+/// empty).
+pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
+    if !plan.arch.is_sm90_or_later() || plan.arch.is_blackwell_or_later() {
+        return;
+    }
+    if let Some(i) = plan
+        .sections
+        .iter()
+        .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits)
+    {
+        let o = plan.sec_mut(OutSecId(i as u32));
+        o.size = super::shared::SM90_SHARED_RESERVE;
+        o.section_symbol = true;
+    }
+}
+
+/// `.nv.constant2.<fn>`: ptxas' constant bank 2 of one function (sm_75-89).
+const SHT_CUDA_CONSTANT2: u32 = SHT_CUDA_CONSTANT0 + 2;
+
+/// For each live non-kernel function with a constant bank 2 section, the live
+/// kernels whose call tree ([`Live::call_tree`]) reaches it (none listed:
+/// not reached by a kernel).
+fn bank2_kernels(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+) -> HashMap<u32, Vec<u32>> {
+    let mut has_bank2 = vec![false; live.funcs.len()];
+    let mut any = false;
+    for f in files {
+        for s in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_CUDA_CONSTANT2)
+        {
+            let func = f.owner[s.index as usize]
+                .and_then(|t| live.func_of_text[f.id.0 as usize][t as usize]);
+            if let Some(fi) = func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
+                has_bank2[fi as usize] = true;
+                any = true;
+            }
+        }
+    }
+    let mut reach: HashMap<u32, Vec<u32>> = HashMap::default();
+    if !any {
+        return reach;
+    }
+    let tree = live.call_tree(files, db);
+    let mut seen = vec![u32::MAX; live.funcs.len()];
+    for (k, func) in live.funcs.iter().enumerate() {
+        if !func.is_kernel || !live.live[k] {
+            continue;
+        }
+        let k = k as u32;
+        let mut stack = vec![k];
+        seen[k as usize] = k;
+        while let Some(f) = stack.pop() {
+            if has_bank2[f as usize] {
+                reach.entry(f).or_default().push(k);
+            }
+            for &c in &tree[f as usize] {
+                if seen[c as usize] != k {
+                    seen[c as usize] = k;
+                    stack.push(c);
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
+/// of every kernel reaching them, as nvlink 13.0.88 does (measured, fixture
+/// `cu_bank2`): a kernel's own bank 2 stays at offset 0; the functions'
+/// sections are taken in reverse input order (last file, last section first),
+/// each at one offset valid in every kernel that reaches it: the highest end of
+/// what those kernels hold so far, aligned. A kernel without a bank of its own
+/// gets `.nv.constant2.<kernel>`, zero where other kernels' data lie. The
+/// function keeps no `.nv.constant2.<fn>` (the driver loads bank 2 per kernel;
+/// culink used to keep it, so the function read the kernel's bank at offsets
+/// meant for its own).
+fn place_bank2(
+    files: &[InputFile<'_>],
+    live: &Live,
+    plan: &mut Plan,
+    text_out: &[HashMap<u32, OutSecId>],
+    reach: &HashMap<u32, Vec<u32>>,
+    deferred: &[(FileId, u32, u32)],
+    mut kernel_bank2: HashMap<u32, OutSecId>,
+) {
+    let mut high: HashMap<u32, u64> = kernel_bank2
+        .iter()
+        .map(|(&k, &id)| (k, plan.sec(id).size))
+        .collect();
+    for &(file, sec, fi) in deferred.iter().rev() {
+        let input = &files[file.0 as usize].cubin.sections[sec as usize];
+        let kernels = &reach[&fi];
+        let a = input.addralign.max(1);
+        let start = kernels
+            .iter()
+            .map(|k| high.get(k).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let offset = align_up(start, a);
+        let mut first = None;
+        for &k in kernels {
+            let id = match kernel_bank2.get(&k) {
+                Some(&id) => id,
+                None => {
+                    let kf = &live.funcs[k as usize];
+                    let kfile = &files[kf.key.file.0 as usize];
+                    let name = kfile.cubin.symbols[kf.sym as usize].name;
+                    let mut o = OutSection::new(
+                        format!(".nv.constant2.{name}"),
+                        output_type(input.sh_type),
+                        role_of(input, true),
+                    );
+                    o.flags = input.flags;
+                    o.align = a;
+                    o.entsize = input.entsize;
+                    o.func = Some(k);
+                    o.section_symbol = true;
+                    o.info = match text_out[kf.key.file.0 as usize].get(&kf.key.text) {
+                        Some(&t) => InfoTo::Section(t),
+                        None => InfoTo::Raw(0),
+                    };
+                    o.link = LinkTo::Zero;
+                    o.body = Body::Pieces(Vec::new());
+                    let id = plan.add(o);
+                    kernel_bank2.insert(k, id);
+                    id
+                }
+            };
+            let o = plan.sec_mut(id);
+            o.align = o.align.max(a);
+            o.size = o.size.max(offset + input.size);
+            if let Body::Pieces(p) = &mut o.body {
+                p.push(Piece {
+                    file,
+                    section: sec,
+                    offset,
+                });
+            }
+            high.insert(k, offset + input.size);
+            first.get_or_insert(id);
+        }
+        if let Some(out) = first {
+            plan.placement[file.0 as usize][sec as usize] = Some(Placement { out, offset });
+        }
+    }
+}
+
 /// Builds the output section list and places every kept input section.
 pub(crate) fn plan(
     files: &[InputFile<'_>],
@@ -446,6 +602,15 @@ pub(crate) fn plan(
     let mut any_dynamic_shared = false;
     // Parameter banks of kernels whose (weak) definition lost to another input's.
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
+    // Constant bank 2 (sm_75-89): the kernels reaching each non-kernel function
+    // that has one, its deferred sections, and the kernels' own banks.
+    let bank2_reach = if relocatable {
+        HashMap::default()
+    } else {
+        bank2_kernels(files, db, live)
+    };
+    let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
+    let mut kernel_bank2: HashMap<u32, OutSecId> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -481,7 +646,14 @@ pub(crate) fn plan(
                         file: f.id,
                         index: sym,
                     };
-                    if let Some(winner) = db.resolve(r).filter(|w| *w != r) {
+                    // Only a strong winner takes the bank along: of two weak
+                    // kernels (a template kernel instantiated in two objects:
+                    // Thrust, CUB) the first stays as it is (measured).
+                    let strong = |w: &super::symbols::SymRef| {
+                        files[w.file.0 as usize].cubin.symbols[w.index as usize].bind()
+                            == STB_GLOBAL
+                    };
+                    if let Some(winner) = db.resolve(r).filter(|w| *w != r && strong(w)) {
                         overridden_banks.push((f.id, s.index, winner));
                     }
                 }
@@ -493,6 +665,13 @@ pub(crate) fn plan(
                 continue; // module-scope .shared: placed in each kernel's window
             }
             let owner = f.owner[i];
+            let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
+            if s.sh_type == SHT_CUDA_CONSTANT2 {
+                if let Some(fi) = owner_func.filter(|fi| bank2_reach.contains_key(fi)) {
+                    bank2_deferred.push((f.id, s.index, fi));
+                    continue;
+                }
+            }
             let role = role_of(s, owner.is_some());
             let nobits = output_type(s.sh_type) == SHT_NOBITS;
             // `-r` keeps the CUDA section types (nvlink -r does).
@@ -544,6 +723,11 @@ pub(crate) fn plan(
                 if role == Role::Text {
                     text_out[fid].insert(s.index, id);
                 }
+                if s.sh_type == SHT_CUDA_CONSTANT2 {
+                    if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
+                        kernel_bank2.insert(fi, id);
+                    }
+                }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
             } else if s.sh_type == SHT_CUDA_SHARED_RESERVED && !relocatable {
                 place_reserved_shared(
@@ -588,8 +772,18 @@ pub(crate) fn plan(
             }
         }
     }
-    // nvlink appends the parameter bank of an overridden weak kernel to the
-    // winner's bank of the same name (0x218 + 0x218 on sm_90).
+    place_bank2(
+        files,
+        live,
+        &mut plan,
+        &text_out,
+        &bank2_reach,
+        &bank2_deferred,
+        kernel_bank2,
+    );
+    // nvlink appends the parameter bank of a weak kernel overridden by a
+    // strong one to the winner's bank of the same name (0x218 + 0x218 on
+    // sm_90); not when the winner is weak too (fixture `cu_weak_kernels`).
     for (fid, sec, winner) in overridden_banks {
         let wf = &files[winner.file.0 as usize];
         let wsym = &wf.cubin.symbols[winner.index as usize];

@@ -288,11 +288,6 @@ pub(crate) fn build<'a>(
         }
     }
     let mut global_map = vec![0u32; db.globals.len()];
-    let debug_shared = plan
-        .sections
-        .iter()
-        .position(|s| s.name == ".nv_debug.shared" && s.sh_type == SHT_NOBITS)
-        .map(|i| OutSecId(i as u32));
     for (gi, (name, g)) in db.globals.iter().enumerate() {
         let gid = GlobalId(gi as u32);
         match g.def {
@@ -343,18 +338,30 @@ pub(crate) fn build<'a>(
                 let m = g.first_mention;
                 let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
                 let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
-                // `-g`: an `extern __shared__` window is defined at 0 of
-                // `.nv_debug.shared` (GLOBAL OBJECT, size 0; measured at sm_90).
-                if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
-                    if let Some(dbg) = debug_shared {
+                // `-g`: an `extern __shared__` array stays, as an object at
+                // the dynamic window's base in `.nv_debug.shared` (measured
+                // at sm_75/90 with one kernel, fixture `cu_debug_shared_g`;
+                // several bases or Blackwell's Mercury twin: not followed).
+                if !rel
+                    && plan.device_debug
+                    && sym.other & STO_CUDA_SHARED != 0
+                    && !plan.arch.is_blackwell_or_later()
+                {
+                    let mut bases = plan.shared.dyn_base.values().copied();
+                    let base = bases.next().filter(|&b| bases.all(|x| x == b));
+                    let sec = plan
+                        .sections
+                        .iter()
+                        .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits);
+                    if let (Some(value), Some(i)) = (base, sec) {
                         global_map[gi] = syms.len() as u32;
                         syms.push(OutSym {
                             name: Cow::Borrowed(*name),
-                            info: (STB_GLOBAL << 4) | ty_of(sym.ty()),
+                            info: (STB_GLOBAL << 4) | STT_OBJECT,
                             other: 0,
-                            section: Some(dbg),
+                            section: Some(OutSecId(i as u32)),
                             shndx_raw: 0,
-                            value: 0,
+                            value,
                             size: 0,
                         });
                         continue;

@@ -38,7 +38,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// How an action's shifted value must fit its field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
-    /// Unsigned; bits above the field are an overflow error.
+    /// Unsigned; bits above the field are an overflow error, except for a
+    /// negative value that fits the field as two's complement (written
+    /// truncated, as nvlink does: `R_CUDA_ABS24_40` of a shared variable at
+    /// window offset 0 with addend -0x400 becomes `0xfffc00`, CUB's radix
+    /// sort kernels at sm_75-89).
     Checked,
     /// Two's complement; the value must lie in the field's signed range.
     Signed,
@@ -144,10 +148,16 @@ pub fn encode(desc: &RelocDesc, action: &BitAction, value: u64) -> Result<u128> 
     match encoding(desc, action) {
         Encoding::Checked => {
             let x = u128::from(value.checked_shr(s).unwrap_or(0));
-            if x & !field_mask != 0 {
-                return Err(overflow("does not fit"));
+            if x & !field_mask == 0 {
+                return Ok(x);
             }
-            Ok(x)
+            let negative = (value as i64)
+                .checked_shr(s)
+                .filter(|&v| v < 0 && width < 64 && v >= -(1i64 << (width - 1)));
+            match negative {
+                Some(v) => Ok((v as i128 as u128) & field_mask),
+                None => Err(overflow("does not fit")),
+            }
         }
         Encoding::Truncated => Ok(u128::from(value.checked_shr(s).unwrap_or(0)) & field_mask),
         Encoding::Signed => {
