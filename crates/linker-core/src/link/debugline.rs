@@ -19,6 +19,10 @@
 //!   contribution (0x22 after a 0x22-byte `.debug_str` of the object before;
 //!   `.nv_debug_line_sass` keeps them).
 //!
+//! In `-g` links the sequences of dead code (a losing weak twin's) go too, but
+//! the rest keep their order (sorting them by symbol index matched fewer of
+//! the measured `-G` links: nvlink moves some, by a rule not found yet).
+//!
 //! Runs after the symbol table is built (for the order), before the kept
 //! relocations are serialized: they move with their bytes.
 
@@ -135,9 +139,7 @@ fn units(data: &[u8]) -> Option<Vec<Unit>> {
 /// Rewrites the Blackwell line tables (see the module documentation);
 /// `order` gives a symbol's output index.
 pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan, order: &dyn Fn(SymRef) -> u32) {
-    // `-g` links (nothing dead) are left as they are: nvlink reorders some
-    // of their sequences by a rule not found yet (docs/differences.md).
-    if !plan.arch.is_blackwell_or_later() || plan.relocatable || plan.device_debug {
+    if !plan.arch.is_blackwell_or_later() || plan.relocatable {
         return;
     }
     for name in LINE_SECTIONS {
@@ -245,7 +247,9 @@ fn rebuild_one(
                 u.sequences.iter().copied().filter(|&r| !dead(r)).collect();
             // By output symbol index (stable: sequences without a function
             // keep their place after those with one).
-            kept.sort_by_key(|&r| target(r).map_or(u32::MAX, |t| t.1));
+            if !plan.device_debug {
+                kept.sort_by_key(|&r| target(r).map_or(u32::MAX, |t| t.1));
+            }
             if kept != u.sequences {
                 changed = true;
             }
