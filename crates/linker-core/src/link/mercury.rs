@@ -1073,10 +1073,34 @@ impl<'d> Mercury<'d> {
                 (syms.section_symbol(id), id)
             })
             .collect();
+        // So are those of the memory sections the link creates when no input
+        // has them (`.nv.global` for `.common` variables only, a kernel's
+        // `.nv.shared.<k>` for module `.shared` of the functions it calls):
+        // measured at sm_100/120, `mercury_created_sections`.
+        let created_syms: HashMap<u32, OutSecId> = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                s.section_symbol
+                    && s.role == Role::NoBits
+                    && (s.name == ".nv.global"
+                        || (s.name.starts_with(".nv.shared.")
+                            && !s.name.starts_with(".nv.shared.reserved")))
+            })
+            .map(|(i, _)| {
+                let id = OutSecId(i as u32);
+                (syms.section_symbol(id), id)
+            })
+            .collect();
         for (j, c) in cand.iter().enumerate() {
             // A section symbol nvlink mirrors without an input twin: a note's
-            // (when the inputs lack it), or a parameter bank's header-index table.
-            let twin = match (c, note_syms.get(&(j as u32))) {
+            // (when the inputs lack it), a created memory section's, or a
+            // parameter bank's header-index table.
+            let created = note_syms
+                .get(&(j as u32))
+                .or_else(|| created_syms.get(&(j as u32)));
+            let twin = match (c, created) {
                 (None, Some(&note)) => Some((note, plan.sec(note).name.clone(), false)),
                 _ => table_of_bank
                     .get(&(j as u32))
