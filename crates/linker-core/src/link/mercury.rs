@@ -857,6 +857,10 @@ impl<'d> Mercury<'d> {
             let table = plan.add(o);
             let mut names = Vec::with_capacity(plan.tex.handles.len());
             for (slot, h) in plan.tex.handles.iter().enumerate() {
+                names.push(h.name.clone());
+                if !h.gets_header_index(plan.tex.reaches_surface(text_out)) {
+                    continue;
+                }
                 let rtype = match h.ty {
                     super::relocate::STT_CUDA_SURFACE => rm::R_MERCURY_SURF_HEADER_INDEX,
                     super::relocate::STT_CUDA_SAMPLER => rm::R_MERCURY_SAMP_HEADER_INDEX,
@@ -869,7 +873,6 @@ impl<'d> Mercury<'d> {
                     sym: MTarget::Input(h.sym),
                     addend: 0,
                 });
-                names.push(h.name.clone());
             }
             self.header_tables.insert(capsule, (table, names));
         }
