@@ -689,10 +689,15 @@ pub(crate) fn plan(
         o.size = size;
         o.info = InfoTo::Section(text.out);
         o.func = Some(ki);
-        // nvlink gives it a section symbol when it holds variables, and at
-        // sm_90 also when it holds only the dynamic window (measured; not at
-        // sm_100/120: an nvcc kernel with only `extern __shared__`).
-        o.section_symbol = has_vars || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
+        // nvlink gives it a section symbol when it holds variables or its
+        // dynamic window starts past 0 (raised for a function shared with
+        // another kernel: difftest seeds 20071, 20072, 20131 at sm_80/103/121,
+        // fixture `shared_dyn_raised_symbol`), and at sm_90 also when it holds
+        // only the dynamic window at 0 (measured; not at sm_100/120: an nvcc
+        // kernel with only `extern __shared__`).
+        o.section_symbol = has_vars
+            || w.dyn_offset > 0
+            || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
         o.body = Body::NoBits;
         plan.add(o);
     }
