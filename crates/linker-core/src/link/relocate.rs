@@ -258,7 +258,8 @@ pub(crate) fn classify(
         let f = &files[g.first_mention.file.0 as usize];
         let sym = &f.cubin.symbols[g.first_mention.index as usize];
         let variable = matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT);
-        if !variable
+        let taken_fn = !variable && live.taken_undefined.iter().any(|n| n == name);
+        if !(variable || taken_fn)
             || sym.other & STO_CUDA_SHARED != 0
             || stays_undefined(name)
             || UNIFIED_TABLE_SYMBOLS.contains(name)
