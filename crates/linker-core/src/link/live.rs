@@ -62,6 +62,11 @@ pub(crate) struct Live {
     pub func_of_text: Vec<Vec<Option<u32>>>,
     /// Per file, per section: whether the section is kept in the output.
     pub section_kept: Vec<Vec<bool>>,
+    /// Functions undefined in the whole link that an input lists as
+    /// address-taken (even from dead code): nvlink reports them as undefined
+    /// references (difftest seeds 20024, 20080, 20144; fixture
+    /// `undefined_fn_address_dead`).
+    pub taken_undefined: Vec<String>,
 }
 
 impl Live {
@@ -251,6 +256,7 @@ pub(crate) fn mark(
         funcs,
         func_of_text,
         section_kept: Vec::new(),
+        taken_undefined: Vec::new(),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -380,11 +386,16 @@ pub(crate) fn mark(
             // taking its own address does not keep the winner alive, one
             // taking another function's address does).
             let mut new_roots: Vec<u32> = Vec::new();
+            let mut taken_undefined: Vec<&str> = Vec::new();
             for &(fsym, _) in &graph.address_taken {
                 if fsym >= nsyms {
                     continue;
                 }
                 let Some(t) = live.func_of_symbol(files, db, at(fsym)) else {
+                    let sym = &f.cubin.symbols[fsym as usize];
+                    if sym.is_undefined() && db.resolve(at(fsym)).is_none() {
+                        taken_undefined.push(sym.name);
+                    }
                     continue;
                 };
                 let winner = live.funcs[t as usize].key.file;
@@ -411,6 +422,11 @@ pub(crate) fn mark(
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
                 })
                 .collect();
+            for name in taken_undefined {
+                if !live.taken_undefined.iter().any(|n| n == name) {
+                    live.taken_undefined.push(name.to_string());
+                }
+            }
             for t in new_roots {
                 live.funcs[t as usize].address_taken = true;
                 roots.push(t);

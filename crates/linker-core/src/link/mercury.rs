@@ -880,6 +880,10 @@ impl<'d> Mercury<'d> {
             let table = plan.add(o);
             let mut names = Vec::with_capacity(plan.tex.handles.len());
             for (slot, h) in plan.tex.handles.iter().enumerate() {
+                names.push(h.name.clone());
+                if !h.gets_header_index(plan.tex.reaches_surface(text_out)) {
+                    continue;
+                }
                 let rtype = match h.ty {
                     super::relocate::STT_CUDA_SURFACE => rm::R_MERCURY_SURF_HEADER_INDEX,
                     super::relocate::STT_CUDA_SAMPLER => rm::R_MERCURY_SAMP_HEADER_INDEX,
@@ -892,7 +896,6 @@ impl<'d> Mercury<'d> {
                     sym: MTarget::Input(h.sym),
                     addend: 0,
                 });
-                names.push(h.name.clone());
             }
             self.header_tables.insert(capsule, (table, names));
         }
@@ -1096,19 +1099,20 @@ impl<'d> Mercury<'d> {
                 (syms.section_symbol(id), id)
             })
             .collect();
-        // A kernel's `.nv.shared.<k>` made by the linker for module-scope
-        // shared variables (a template kernel's weak `static __shared__`,
-        // fixture `cu_shared_negoff`): nvlink mirrors its section symbol.
-        let shared_syms: HashMap<u32, OutSecId> = plan
+        // So are those of the memory sections the link creates when no input
+        // has them (`.nv.global` for `.common` variables only, a kernel's
+        // `.nv.shared.<k>` for module `.shared` of the functions it calls):
+        // measured at sm_100/120, `mercury_created_sections`.
+        let created_syms: HashMap<u32, OutSecId> = plan
             .sections
             .iter()
             .enumerate()
-            .filter(|&(i, s)| {
+            .filter(|(_, s)| {
                 s.section_symbol
-                    && !placed[i]
                     && s.role == Role::NoBits
-                    && s.func.is_some()
-                    && s.name.starts_with(".nv.shared.")
+                    && (s.name == ".nv.global"
+                        || (s.name.starts_with(".nv.shared.")
+                            && !s.name.starts_with(".nv.shared.reserved")))
             })
             .map(|(i, _)| {
                 let id = OutSecId(i as u32);
@@ -1117,13 +1121,13 @@ impl<'d> Mercury<'d> {
             .collect();
         for (j, c) in cand.iter().enumerate() {
             // A section symbol nvlink mirrors without an input twin: a note's
-            // (when the inputs lack it), a linker-made shared window's, or a
+            // (when the inputs lack it), a created memory section's, or a
             // parameter bank's header-index table.
-            let made = note_syms
+            let created = note_syms
                 .get(&(j as u32))
-                .or_else(|| shared_syms.get(&(j as u32)));
-            let twin = match (c, made) {
-                (None, Some(&sec)) => Some((sec, plan.sec(sec).name.clone(), false)),
+                .or_else(|| created_syms.get(&(j as u32)));
+            let twin = match (c, created) {
+                (None, Some(&note)) => Some((note, plan.sec(note).name.clone(), false)),
                 _ => table_of_bank
                     .get(&(j as u32))
                     .map(|(table, name)| (*table, name.clone(), true)),

@@ -752,6 +752,22 @@ pub(crate) fn build(
             fn_barriers.get(&fi).copied().unwrap_or(0),
         )
     });
+    // A lone live kernel also takes the barriers of the functions no kernel
+    // reaches (kept because their address is taken): measured, fixture
+    // `shared_unreached_lone` (with two kernels neither does).
+    let lone_barriers = {
+        let mut kernels = live_funcs
+            .iter()
+            .filter(|&&fi| live.funcs[fi as usize].is_kernel);
+        match (kernels.next(), kernels.next()) {
+            (Some(_), None) => live_funcs
+                .iter()
+                .map(|fi| fn_barriers.get(fi).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    };
     // `-r`: no call-tree propagation (the final link does it).
     for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
@@ -776,8 +792,9 @@ pub(crate) fn build(
         if regcount.contains_key(&ksym) {
             raised_regs.insert(ksym, t.regs);
         }
-        if t.barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
-            kernel_barriers.insert(fi, t.barriers);
+        let barriers = t.barriers.max(lone_barriers);
+        if barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
+            kernel_barriers.insert(fi, barriers);
         }
         min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
     }

@@ -258,7 +258,8 @@ pub(crate) fn classify(
         let f = &files[g.first_mention.file.0 as usize];
         let sym = &f.cubin.symbols[g.first_mention.index as usize];
         let variable = matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT);
-        if !variable
+        let taken_fn = !variable && live.taken_undefined.iter().any(|n| n == name);
+        if !(variable || taken_fn)
             || sym.other & STO_CUDA_SHARED != 0
             || stays_undefined(name)
             || UNIFIED_TABLE_SYMBOLS.contains(name)
@@ -441,12 +442,18 @@ fn classify_file<'d>(
                         }
                     }
                     // Code no kernel reaches (kept because its address is
-                    // taken) has no window: nvlink writes all ones (measured
-                    // for the dynamic window, difftest seed 1; assumed for
-                    // module-scope variables).
+                    // taken) has no window: nvlink resolves the dynamic
+                    // window to -1 and module-scope variables to 0, plus the
+                    // addend (measured, difftest seeds 1 and 30, fixture
+                    // `shared_unreached_lone`).
                     None if func.is_some() => {
                         let bits = desc.actions.iter().map(|a| a.width()).max().unwrap_or(32);
-                        patch_bank(u64::MAX >> (64 - bits.min(64)), None);
+                        let base = match sr {
+                            super::shared::SharedRef::Dynamic => u64::MAX,
+                            super::shared::SharedRef::Var(_) => 0,
+                        };
+                        let v = base.wrapping_add(r.addend as u64);
+                        patch_bank(v & (u64::MAX >> (64 - bits.clamp(1, 64))), None);
                     }
                     None => items.push(Item::Error(Box::new(
                         Error::new(

@@ -738,6 +738,15 @@ pub(crate) fn plan(
                     section_symbols[i],
                     &mut reserved_seen,
                 );
+            } else if !relocatable
+                && nobits
+                && s.name == ".nv.global"
+                && only_losers(f, s.index, db)
+            {
+                // An input's bss holding nothing but definitions already beaten
+                // by an earlier input's takes no space (a definition beaten by a
+                // later one keeps its hole): `global_weak_loser_bss`.
+                continue;
             } else {
                 let id = match plan.merged.get(s.name) {
                     Some(&id) => id,
@@ -812,14 +821,20 @@ pub(crate) fn plan(
         plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: p.out, offset });
     }
     // `.common` variables: allocated after the bss contributions of
-    // `.nv.global`, in reverse order of first mention (as nvlink does), each at
-    // its first declaration's alignment with the largest size declared.
-    let commons: Vec<(super::GlobalId, super::symbols::Common)> = db
+    // `.nv.global`, in reverse order of their first `.common` declaration
+    // (input, then symbol index; an earlier `extern` mention does not count:
+    // fixture `common_order_extern`), as nvlink does, each at its first
+    // declaration's alignment with the largest size declared.
+    let mut commons: Vec<(super::GlobalId, super::symbols::Common, (u32, u32))> = db
         .globals
         .values()
         .enumerate()
-        .filter_map(|(i, g)| g.common.map(|c| (super::GlobalId(i as u32), c)))
+        .filter_map(|(i, g)| {
+            let first = g.def.map_or((0, 0), |d| (d.file.0, d.index));
+            g.common.map(|c| (super::GlobalId(i as u32), c, first))
+        })
         .collect();
+    commons.sort_by_key(|c| c.2);
     if !commons.is_empty() {
         let id = match plan.merged.get(".nv.global") {
             Some(&id) => id,
@@ -832,7 +847,7 @@ pub(crate) fn plan(
                 id
             }
         };
-        for (gid, c) in commons.iter().rev() {
+        for (gid, c, _) in commons.iter().rev() {
             let o = plan.sec_mut(id);
             o.section_symbol = true;
             o.align = o.align.max(c.align);
@@ -868,10 +883,15 @@ pub(crate) fn plan(
         o.size = size;
         o.info = InfoTo::Section(text.out);
         o.func = Some(ki);
-        // nvlink gives it a section symbol when it holds variables, and at
-        // sm_90 also when it holds only the dynamic window (measured; not at
-        // sm_100/120: an nvcc kernel with only `extern __shared__`).
-        o.section_symbol = has_vars || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
+        // nvlink gives it a section symbol when it holds variables or its
+        // dynamic window starts past 0 (raised for a function shared with
+        // another kernel: difftest seeds 20071, 20072, 20131 at sm_80/103/121,
+        // fixture `shared_dyn_raised_symbol`), and at sm_90 also when it holds
+        // only the dynamic window at 0 (measured; not at sm_100/120: an nvcc
+        // kernel with only `extern __shared__`).
+        o.section_symbol = has_vars
+            || w.dyn_offset > 0
+            || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
         o.body = Body::NoBits;
         plan.add(o);
     }
@@ -908,4 +928,25 @@ pub(crate) fn plan(
         plan.add(o);
     }
     plan
+}
+
+/// Whether every symbol defined in section `sec` of `f` is a definition that
+/// lost to one of an earlier input (nvlink allocates a variable as its input
+/// is read: a definition that already lost when read is given no space).
+fn only_losers(f: &InputFile<'_>, sec: u32, db: &super::symbols::SymbolDb<'_>) -> bool {
+    let mut any = false;
+    for sym in &f.cubin.symbols {
+        if sym.section() != Some(sec) || sym.ty() == STT_SECTION {
+            continue;
+        }
+        let r = super::symbols::SymRef {
+            file: f.id,
+            index: sym.index,
+        };
+        match db.resolve(r) {
+            Some(w) if w.file.0 < f.id.0 => any = true,
+            _ => return false,
+        }
+    }
+    any
 }

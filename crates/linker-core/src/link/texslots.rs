@@ -44,6 +44,22 @@ pub(crate) struct Handle {
     pub ty: u8,
     /// Its first mention (the symbol the driver relocations name).
     pub sym: SymRef,
+    /// Whether some input's relocation names it.
+    pub used: bool,
+}
+
+impl Handle {
+    /// Whether a kernel's slot for it gets a header-index relocation: not for
+    /// a sampler no input's code references, unless the kernel's call tree
+    /// references a surface (its slot stays either way). Measured at
+    /// sm_75/80/100 with a `texmode_independent` object declaring unused
+    /// samplers and a texture, both orders, next to kernels using a texture,
+    /// a surface or nothing (difftest seeds 1022, 20042, 20105; fixtures
+    /// `tex_unused_sampler`, `tex_unused_sampler_surf`). Unused textures and
+    /// surfaces always keep theirs.
+    pub(crate) fn gets_header_index(&self, kernel_reaches_surface: bool) -> bool {
+        self.used || self.ty != STT_CUDA_SAMPLER || kernel_reaches_surface
+    }
 }
 
 /// The link's handles in slot order, and which functions reference them.
@@ -61,6 +77,8 @@ pub(crate) struct TexSlots {
     referenced: bool,
     /// Output text sections of the kernels given slots (every handle each).
     slotted: HashSet<OutSecId>,
+    /// Those of them whose call tree references a surface.
+    surface_kernels: HashSet<OutSecId>,
 }
 
 /// Rank of a kind in the list nvlink shuffles: surfaces, samplers, textures.
@@ -121,6 +139,7 @@ impl TexSlots {
                             file: f.id,
                             index: s.index,
                         },
+                        used: false,
                     });
                 }
             }
@@ -136,6 +155,21 @@ impl TexSlots {
                     })
                 })
             });
+        let mut used_names: HashSet<&str> = HashSet::default();
+        for f in files {
+            for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+                for r in f.cubin.relocs(rs) {
+                    if let Some(s) = f.cubin.symbols.get(r.sym as usize) {
+                        if r.sym != 0 && s.is_undefined() && is_texture_kind(s.ty()) {
+                            used_names.insert(s.name);
+                        }
+                    }
+                }
+            }
+        }
+        for h in &mut list {
+            h.used = used_names.contains(h.name.as_str());
+        }
         list.sort_by_key(|h| kind_rank(h.ty)); // stable: first mention within a kind
         let handles = shuffle(list);
         let index = handles
@@ -158,6 +192,7 @@ impl TexSlots {
             users: vec![false; live.funcs.len()],
             referenced,
             slotted: HashSet::default(),
+            surface_kernels: HashSet::default(),
         }
     }
 
@@ -176,6 +211,11 @@ impl TexSlots {
     /// Whether the kernel whose output text section is `text` got the slots.
     pub(crate) fn has_slots(&self, text: OutSecId) -> bool {
         self.slotted.contains(&text)
+    }
+
+    /// Whether the kernel whose output text section is `text` reaches a surface.
+    pub(crate) fn reaches_surface(&self, text: OutSecId) -> bool {
+        self.surface_kernels.contains(&text)
     }
 
     /// End of the slots (the size of a parameter bank that has them).
@@ -227,6 +267,34 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
             }
         }
     }
+    // Functions whose call tree references a surface.
+    let mut surf = vec![false; n];
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let Some(Some(fi)) = live.func_of_text[fid].get(rs.info as usize) else {
+                continue;
+            };
+            if f.cubin.relocs(rs).any(|r| {
+                r.sym != 0
+                    && f.cubin
+                        .symbols
+                        .get(r.sym as usize)
+                        .is_some_and(|s| s.is_undefined() && s.ty() == STT_CUDA_SURFACE)
+            }) {
+                surf[*fi as usize] = true;
+            }
+        }
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&i| surf[i as usize]).collect();
+    while let Some(i) = stack.pop() {
+        for &c in &callers[i as usize] {
+            if !surf[c as usize] {
+                surf[c as usize] = true;
+                stack.push(c);
+            }
+        }
+    }
     let end = plan.tex.end();
     // Blackwell images carry them as RELA.
     let blackwell = plan.arch.is_blackwell_or_later();
@@ -267,6 +335,9 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
         let sec = plan.sec_mut(out);
         sec.size = sec.size.max(end);
         for (slot, h) in plan.tex.handles.iter().enumerate() {
+            if !h.gets_header_index(surf[i]) {
+                continue;
+            }
             plan.kept.push(KeptReloc {
                 target: out,
                 rela: blackwell,
@@ -278,6 +349,9 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
         }
         if let Some(t) = plan.placement[f.id.0 as usize][func.key.text as usize] {
             plan.tex.slotted.insert(t.out);
+            if surf[i] {
+                plan.tex.surface_kernels.insert(t.out);
+            }
         }
     }
 }
