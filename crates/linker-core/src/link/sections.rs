@@ -792,7 +792,12 @@ pub(crate) fn plan(
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a
     // strong one to the winner's bank of the same name (0x218 + 0x218 on
-    // sm_90); not when the winner is weak too (fixture `cu_weak_kernels`).
+    // sm_90); not when the winner is weak too (fixture `cu_weak_kernels`),
+    // and never on sm_100+ (measured at sm_100/103/120, both input orders:
+    // the winner's 0x388 bytes only; fixture `weak_entry`).
+    if arch.is_blackwell_or_later() {
+        overridden_banks.clear();
+    }
     for (fid, sec, winner) in overridden_banks {
         let wf = &files[winner.file.0 as usize];
         let wsym = &wf.cubin.symbols[winner.index as usize];
