@@ -304,20 +304,19 @@ fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
 /// Rebuilds the merged `.debug_frame` of a Blackwell image (see the module
 /// documentation): dead functions' units dropped, CIE pointers recomputed,
 /// kept relocations moved with their entries. Runs after `relocate::classify`.
-pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &mut Plan) {
+pub(crate) fn rebuild_debug_frame(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    plan: &mut Plan,
+) -> crate::error::Result<()> {
     if !plan.arch.is_blackwell_or_later() {
-        return;
+        return Ok(());
     }
-    let Some(id) = plan
-        .sections
-        .iter()
-        .position(|s| s.role == Role::Debug && s.name == ".debug_frame")
-        .map(|i| super::OutSecId(i as u32))
-    else {
-        return;
+    let Some(id) = debug_section(plan, ".debug_frame") else {
+        return Ok(());
     };
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
-        return;
+        return Ok(());
     };
     // Every piece must parse; otherwise keep nvlink-agnostic concatenation.
     let mut parsed = Vec::with_capacity(pieces.len());
@@ -325,7 +324,7 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
         let f = &files[p.file.0 as usize];
         match frame_entries(f.cubin.sections[p.section as usize].data) {
             Some(e) => parsed.push(e),
-            None => return,
+            None => return Ok(()),
         }
     }
     let mut bytes: Vec<u8> = Vec::new();
@@ -335,7 +334,6 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
     let mut moved: Vec<(u64, u64, u64)> = Vec::new();
     for (p, entries) in pieces.iter().zip(&parsed) {
         let f = &files[p.file.0 as usize];
-        let fid = p.file.0 as usize;
         let sec = &f.cubin.sections[p.section as usize];
         // Function symbol of each FDE, from the input relocation at its
         // initial_location (entry start + 20).
@@ -372,15 +370,7 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
             }
             units.last_mut().expect("pushed").push(*e);
         }
-        let mut data = sec.data.to_vec();
-        for patch in &plan.patches[fid][p.section as usize] {
-            let _ = crate::reloc::apply::apply_resolved(
-                patch.rtype,
-                &mut data[patch.offset as usize..],
-                patch.value,
-                patch.bank,
-            );
-        }
+        let data = patched_piece(files, plan, p)?;
         // A losing (weak) definition's frame, when the winner's was already
         // written, goes (nvlink 13.0.88, fixture `strong_weak`: the strong
         // `wf` first, then the weak one's unit is dropped, its CIE with it).
@@ -437,11 +427,55 @@ pub(crate) fn rebuild_debug_frame(files: &[InputFile<'_>], db: &SymbolDb<'_>, pl
             }
         }
     }
+    replace_contents(plan, id, &moved, bytes);
+    Ok(())
+}
+
+/// The merged debug section `name` of the output, when it is built from pieces.
+pub(super) fn debug_section(plan: &Plan, name: &str) -> Option<super::OutSecId> {
+    plan.sections
+        .iter()
+        .position(|s| s.role == Role::Debug && s.name == name)
+        .map(|i| super::OutSecId(i as u32))
+}
+
+/// The bytes of one contribution to a debug section with its resolved
+/// relocations applied: a section rebuilt from them is written as bytes, so
+/// the write applies no patches to it. An unencodable value is an error, as
+/// in the write.
+pub(super) fn patched_piece(
+    files: &[InputFile<'_>],
+    plan: &Plan,
+    p: &super::sections::Piece,
+) -> crate::error::Result<Vec<u8>> {
+    let f = &files[p.file.0 as usize];
+    let sec = &f.cubin.sections[p.section as usize];
+    let mut data = sec.data.to_vec();
+    for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
+        crate::reloc::apply::apply_resolved(
+            patch.rtype,
+            &mut data[patch.offset as usize..],
+            patch.value,
+            patch.bank,
+        )
+        .map_err(|e| e.in_file(f.name).in_section(sec.name).at(patch.offset))?;
+    }
+    Ok(data)
+}
+
+/// Makes `bytes` the contents of rebuilt section `id`; its kept relocations
+/// move with their bytes (`moved`: old start, old end, new start of every
+/// kept range, ascending) and those of dropped bytes go.
+pub(super) fn replace_contents(
+    plan: &mut Plan,
+    id: super::OutSecId,
+    moved: &[(u64, u64, u64)],
+    bytes: Vec<u8>,
+) {
     plan.kept.retain_mut(|k| {
         if k.target != id {
             return true;
         }
-        // `moved` is in ascending old-offset order (pieces and entries in order).
         let i = moved.partition_point(|m| m.1 <= k.offset);
         match moved.get(i).filter(|m| k.offset >= m.0) {
             Some(m) => {

@@ -26,7 +26,7 @@
 //! Runs after the symbol table is built (for the order), before the kept
 //! relocations are serialized: they move with their bytes.
 
-use super::sections::{Body, Plan, Role};
+use super::sections::{Body, Plan};
 use super::symbols::SymRef;
 use super::InputFile;
 use crate::elf::STT_SECTION;
@@ -138,21 +138,20 @@ fn units(data: &[u8]) -> Option<Vec<Unit>> {
 
 /// Rewrites the Blackwell line tables (see the module documentation);
 /// `order` gives a symbol's output index.
-pub(crate) fn rebuild(files: &[InputFile<'_>], plan: &mut Plan, order: &dyn Fn(SymRef) -> u32) {
+pub(crate) fn rebuild(
+    files: &[InputFile<'_>],
+    plan: &mut Plan,
+    order: &dyn Fn(SymRef) -> u32,
+) -> crate::error::Result<()> {
     if !plan.arch.is_blackwell_or_later() || plan.relocatable {
-        return;
+        return Ok(());
     }
     for name in LINE_SECTIONS {
-        let Some(id) = plan
-            .sections
-            .iter()
-            .position(|s| s.role == Role::Debug && s.name == name)
-            .map(|i| super::OutSecId(i as u32))
-        else {
-            continue;
-        };
-        rebuild_one(files, plan, id, name == ".debug_line", order);
+        if let Some(id) = super::blackwell::debug_section(plan, name) {
+            rebuild_one(files, plan, id, name == ".debug_line", order)?;
+        }
     }
+    Ok(())
 }
 
 fn rebuild_one(
@@ -161,9 +160,9 @@ fn rebuild_one(
     id: super::OutSecId,
     str_base: bool,
     order: &dyn Fn(SymRef) -> u32,
-) {
+) -> crate::error::Result<()> {
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
-        return;
+        return Ok(());
     };
     let mut bytes: Vec<u8> = Vec::new();
     // (old output offset range start, end, new start) of every kept range.
@@ -173,15 +172,7 @@ fn rebuild_one(
         let f = &files[p.file.0 as usize];
         let fid = p.file.0 as usize;
         let sec = &f.cubin.sections[p.section as usize];
-        let mut data = sec.data.to_vec();
-        for patch in &plan.patches[fid][p.section as usize] {
-            let _ = crate::reloc::apply::apply_resolved(
-                patch.rtype,
-                &mut data[patch.offset as usize..],
-                patch.value,
-                patch.bank,
-            );
-        }
+        let data = super::blackwell::patched_piece(files, plan, p)?;
         // Each contribution at its alignment, as `sections::plan` placed it.
         let align = sec.addralign.max(1) as usize;
         bytes.resize(bytes.len().div_ceil(align) * align, 0);
@@ -281,23 +272,8 @@ fn rebuild_one(
         }
     }
     if !changed {
-        return; // every sequence kept: the copy as planned is the same
+        return Ok(()); // every sequence kept: the copy as planned is the same
     }
-    plan.kept.retain_mut(|k| {
-        if k.target != id {
-            return true;
-        }
-        // `moved` is in ascending old-offset order (pieces and ranges in order).
-        let i = moved.partition_point(|m| m.1 <= k.offset);
-        match moved.get(i).filter(|m| k.offset >= m.0) {
-            Some(m) => {
-                k.offset = k.offset - m.0 + m.2;
-                true
-            }
-            None => false,
-        }
-    });
-    let s = plan.sec_mut(id);
-    s.size = bytes.len() as u64;
-    s.body = Body::Bytes(bytes);
+    super::blackwell::replace_contents(plan, id, &moved, bytes);
+    Ok(())
 }

@@ -1179,15 +1179,20 @@ impl DeferredCode<'_> {
     }
 }
 
-/// Gives back the code pages of the inputs in `deferred` whose code the write
-/// has copied (output end offsets in `code_end`, by file) once the output up
-/// to `written` is complete; `deferred` is sorted by that end on the first call.
+/// Orders `deferred` for [`release_code_pages`]: by the output offset where
+/// each input's code ends (`code_end`, by file), latest first.
+pub(crate) fn order_for_release(deferred: &mut [DeferredCode<'_>], code_end: &[u64]) {
+    deferred.sort_by_key(|d| std::cmp::Reverse(code_end[d.file.0 as usize]));
+}
+
+/// Gives back the code pages of the inputs in `deferred` (ordered by
+/// [`order_for_release`]) whose code the write has copied, once the output up
+/// to `written` is complete.
 pub(crate) fn release_code_pages(
     deferred: &mut Vec<DeferredCode<'_>>,
     code_end: &[u64],
     written: u64,
 ) {
-    deferred.sort_by_key(|d| std::cmp::Reverse(code_end[d.file.0 as usize]));
     while let Some(d) = deferred.last() {
         if code_end[d.file.0 as usize] > written {
             break;

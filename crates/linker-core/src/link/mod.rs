@@ -258,7 +258,7 @@ fn link_inner(
         hints::annotate(&mut diags, &files, &db, opts, arch);
     }
     diags.checkpoint()?;
-    blackwell::rebuild_debug_frame(&files, &db, &mut plan);
+    blackwell::rebuild_debug_frame(&files, &db, &mut plan).map_err(LinkFailure::from)?;
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
@@ -270,7 +270,7 @@ fn link_inner(
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
-    debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r));
+    debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r)).map_err(LinkFailure::from)?;
     // Every output section exists now (later phases fill them in): the
     // vector's doubling slack would stay until the write (-6 MB at N = 2000).
     plan.sections.shrink_to_fit();
@@ -313,6 +313,7 @@ fn link_inner(
     // Each input's code pages go again once the write has copied them (the
     // code lies in input order in the output).
     let code_end = write::code_end_by_file(&files, &plan, &layout);
+    load::order_for_release(&mut deferred, &code_end);
     let mut after_window =
         |written: u64| load::release_code_pages(&mut deferred, &code_end, written);
     let map = if r.map {
