@@ -18,6 +18,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    fixed_mmap_threshold();
     init_tracing();
     let argv0 = std::env::args_os().next();
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -367,4 +368,25 @@ fn write_reports(
         }
     }
     Ok(())
+}
+
+/// Allocations of 64 KiB and more get their own mapping, given back to the
+/// system when freed. glibc's default threshold rises with every such free
+/// (up to 32 MiB), after which the link's large temporary vectors stay in
+/// the heap as free but resident holes: -1.3 MB peak at N = 2000
+/// (docs/performance.md). Process-wide, so it is the binary's choice, not
+/// the library's.
+fn fixed_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+        extern "C" {
+            fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        // SAFETY: called first thing in main, before any other thread
+        // exists; it only changes an allocation policy.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 64 << 10);
+        }
+    }
 }

@@ -122,14 +122,10 @@ pub struct Section<'data> {
     pub index: u32,
     /// Name from `.shstrtab`.
     pub name: &'data str,
-    /// `sh_name`.
-    pub name_offset: u32,
     /// `sh_type`.
     pub sh_type: u32,
     /// `sh_flags`.
     pub flags: u64,
-    /// `sh_addr`.
-    pub addr: u64,
     /// `sh_offset`.
     pub offset: u64,
     /// `sh_size`.
@@ -165,8 +161,6 @@ pub struct Symbol<'data> {
     pub index: u32,
     /// Name from the symbol string table.
     pub name: &'data str,
-    /// `st_name`.
-    pub name_offset: u32,
     /// `st_info` (binding in the high nibble, type in the low nibble).
     pub info: u8,
     /// `st_other` (CUDA uses it for entry/space flags).
@@ -545,7 +539,8 @@ impl<'data> Cubin<'data> {
         let shstr_names = Names::new(shstr);
         let mut sections = Vec::with_capacity(count);
         for (i, r) in raw.iter().enumerate() {
-            let (name_off, sh_type, flags, addr, offset, size, link, info, addralign, entsize) = *r;
+            let (name_off, sh_type, flags, _addr, offset, size, link, info, addralign, entsize) =
+                *r;
             let name = if i == 0 {
                 ""
             } else {
@@ -577,10 +572,8 @@ impl<'data> Cubin<'data> {
             sections.push(Section {
                 index: i as u32,
                 name,
-                name_offset: name_off,
                 sh_type,
                 flags,
-                addr,
                 offset,
                 size,
                 link,
@@ -707,7 +700,6 @@ impl<'data> Cubin<'data> {
             symbols.push(Symbol {
                 index: i as u32,
                 name,
-                name_offset,
                 info: e[4],
                 other: e[5],
                 shndx,

@@ -451,12 +451,12 @@ pub(super) fn patched_piece(
     let f = &files[p.file.0 as usize];
     let sec = &f.cubin.sections[p.section as usize];
     let mut data = sec.data.to_vec();
-    for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
+    for patch in plan.patches[p.file.0 as usize].get(p.section) {
         crate::reloc::apply::apply_resolved(
             patch.rtype,
             &mut data[patch.offset as usize..],
             patch.value,
-            patch.bank,
+            patch.bank.map(u64::from),
         )
         .map_err(|e| e.in_file(f.name).in_section(sec.name).at(patch.offset))?;
     }

@@ -601,8 +601,19 @@ pub(crate) fn expand_all<'b>(
         arch,
         ptxas: opts.ptxas.as_deref(),
     };
-    let results: Vec<Result<Expanded<'b>>> =
-        blobs.par_iter().map(|nb| expand_one(nb, &ctx)).collect();
+    let results: Vec<Result<Expanded<'b>>> = blobs
+        .par_iter()
+        .map(|nb| {
+            let r = expand_one(nb, &ctx);
+            // Reading the kind mapped the whole file (fault-around): all
+            // inputs at once were the load's peak (N = 5000: +130 MB). The
+            // parse reads each image again, one at a time.
+            if let Blob::Mapped(m) = &nb.blob {
+                drop_resident(m, 0, m.len());
+            }
+            r
+        })
+        .collect();
     let mut images = Vec::new();
     let mut devrt = Vec::new();
     // (info, image as (is devrt, index in its list), group)
@@ -658,29 +669,44 @@ pub(crate) fn expand_all<'b>(
 /// Parses every image in parallel, checks that it is a relocatable cubin for
 /// `arch`, then keeps the images the archive rules select (see [`select`]).
 /// Also returns, per image, whether it was kept.
-pub(crate) fn parse_all<'d>(
+pub(crate) fn parse_all<'d, 'm>(
     images: &'d [Image<'_>],
     arch: SmArch,
     verbose: bool,
+    mappings: &Mappings<'m>,
     diags: &mut Diags,
-) -> std::result::Result<(Vec<InputFile<'d>>, Vec<bool>), LinkFailure> {
+) -> std::result::Result<ParsedInputs<'d, 'm>, LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
-    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = images
+    type Parsed<'d, 'm> = (
+        Result<(InputFile<'d>, Option<DeferredPages<'m>>)>,
+        Option<Error>,
+    );
+    let results: Vec<Parsed<'d, 'm>> = images
         .par_iter()
         .enumerate()
         .map(|(i, img)| {
             let mut warning = None;
             let r = parse_one(FileId(i as u32), &img.name, img.bytes(), arch, &mut warning);
+            // The image's late pages go as soon as it is parsed: the parse
+            // touched all of it, and all inputs at once would be the peak.
+            let r = r.map(|f| {
+                let d = mappings.defer(&f);
+                (f, d)
+            });
             (r, warning)
         })
         .collect();
     let mut files = Vec::with_capacity(results.len());
+    let mut deferred = Vec::with_capacity(results.len());
     for (r, warning) in results {
         if let Some(w) = warning {
             diags.warning(w);
         }
         match r {
-            Ok(f) => files.push(f),
+            Ok((f, d)) => {
+                files.push(f);
+                deferred.push(d);
+            }
             Err(e) => diags.error(e),
         }
     }
@@ -688,9 +714,11 @@ pub(crate) fn parse_all<'d>(
     let groups: Vec<Group> = images.iter().map(|i| i.group).collect();
     let keep = select(&files, &groups);
     let mut out = Vec::with_capacity(files.len());
-    for (f, &k) in files.into_iter().zip(&keep) {
+    let mut pages = Vec::with_capacity(files.len());
+    for ((f, d), &k) in files.into_iter().zip(deferred).zip(&keep) {
         if k {
             out.push(f);
+            pages.push(d);
         } else if verbose {
             diags.info(format!(
                 "{}: archive member not loaded (defines no symbol the link needs)",
@@ -703,7 +731,21 @@ pub(crate) fn parse_all<'d>(
     }
     check_section_kinds(&out, diags);
     diags.checkpoint()?;
-    Ok((out, keep))
+    Ok(ParsedInputs {
+        files: out,
+        keep,
+        pages,
+    })
+}
+
+/// What [`parse_all`] gives back.
+pub(crate) struct ParsedInputs<'d, 'm> {
+    /// The inputs to link, in command-line order (`FileId` = position).
+    pub files: Vec<InputFile<'d>>,
+    /// Per image: whether it is linked.
+    pub keep: Vec<bool>,
+    /// Per file: its pages that are dropped between uses.
+    pub pages: Vec<Option<DeferredPages<'m>>>,
 }
 
 /// Sections are merged by name: all sections of one name must agree on whether
@@ -1082,123 +1124,185 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
     out
 }
 
-/// At most this many inputs get their code pages split off (each split adds
-/// two memory mappings; Linux allows 65,530 per process by default).
+/// At most this many inputs get their pages split off (each split adds two
+/// memory mappings; Linux allows 65,530 per process by default).
 const MAX_CODE_SPLITS: usize = 16_000;
 
-/// One input's code pages, split off by [`defer_code_pages`].
-pub(crate) struct DeferredCode<'m> {
-    file: FileId,
+/// Bytes of a page, the unit `madvise` works in.
+const PAGE: usize = 4096;
+
+/// The memory mappings the inputs' images lie in, by address, so that their
+/// resident pages can be given back while the link does not need them.
+pub(crate) struct Mappings<'m> {
+    maps: Vec<(usize, &'m memmap2::Mmap)>,
+    splits: std::sync::atomic::AtomicUsize,
+}
+
+/// One input image's pages inside a mapping, which the link drops from memory
+/// between its uses (dropped pages are read again from the file on the next
+/// access: the mappings are read-only and private).
+pub(crate) struct DeferredPages<'m> {
     map: &'m memmap2::Mmap,
+    /// First whole page of the image (offset in the mapping).
     start: usize,
-    len: usize,
+    /// End of the image's last page that is its own.
+    end: usize,
 }
 
-/// Drops the resident pages of every mapped input's code (its executable
-/// sections, contiguous in ptxas' layout) until the write copies them, and
-/// splits them into their own mapping (`MADV_RANDOM` on the range) so that the
-/// kernel's fault-around, which maps up to 64 KiB around any touched page of
-/// the same mapping, does not bring them back while the phases before the
-/// write read the metadata around them. The write gives them back once copied
-/// ([`release_code_pages`]). The code is about 40% of a typical object.
-/// Advisory only: a failed `madvise` (another page size, not Linux) changes
-/// nothing.
-pub(crate) fn defer_code_pages<'m>(
-    blobs: &'m [NamedBlob],
-    files: &[InputFile<'_>],
-) -> Vec<DeferredCode<'m>> {
-    const PAGE: usize = 4096;
-    let mut out = Vec::new();
-    let mut maps: Vec<(usize, &memmap2::Mmap)> = blobs
-        .iter()
-        .filter_map(|b| match &b.blob {
-            Blob::Mapped(m) => Some((m.as_ptr() as usize, m)),
-            Blob::Owned(_) => None,
-        })
-        .collect();
-    if maps.is_empty() || files.len() > MAX_CODE_SPLITS {
-        return out;
-    }
-    maps.sort_by_key(|m| m.0);
-    for f in files {
-        let code = f
-            .cubin
-            .sections
+impl<'m> Mappings<'m> {
+    /// The mappings of `blobs` and of the mapped thin-archive members of `images`.
+    pub(crate) fn new(blobs: &'m [NamedBlob], images: &'m [Image<'_>]) -> Self {
+        let mut maps: Vec<(usize, &memmap2::Mmap)> = blobs
             .iter()
-            .filter(|s| s.flags & crate::elf::SHF_EXECINSTR != 0 && !s.data.is_empty());
-        let (mut lo, mut hi) = (usize::MAX, 0usize);
-        for s in code {
-            lo = lo.min(s.data.as_ptr() as usize);
-            hi = hi.max(s.data.as_ptr() as usize + s.data.len());
+            .filter_map(|b| match &b.blob {
+                Blob::Mapped(m) => Some(m),
+                Blob::Owned(_) => None,
+            })
+            .chain(images.iter().filter_map(|i| match &i.bytes {
+                ImageBytes::Mapped(m) => Some(m),
+                _ => None,
+            }))
+            .map(|m| (m.as_ptr() as usize, m))
+            .collect();
+        maps.sort_by_key(|m| m.0);
+        Mappings {
+            maps,
+            splits: std::sync::atomic::AtomicUsize::new(0),
         }
-        if hi <= lo {
-            continue;
-        }
-        let i = maps.partition_point(|m| m.0 <= lo);
-        let Some(&(base, map)) = i.checked_sub(1).and_then(|i| maps.get(i)) else {
-            continue;
-        };
+    }
+
+    /// Drops the resident pages of `file`'s code and everything after it
+    /// (constants, initialized data, section headers in ptxas' layout: what
+    /// only the write reads) until the write copies them, and splits the code
+    /// into its own mapping (`MADV_RANDOM` on it) so that the kernel's
+    /// fault-around, which maps up to 64 KiB around any touched page of the
+    /// same mapping, does not bring it back while the phases before the write
+    /// read the metadata in front of it or the write copies the constants
+    /// behind it. That is about 60% of a typical object. `None` when the image
+    /// is not mapped or has no page of its own. Advisory only: a failed
+    /// `madvise` (another page size, not Linux) changes nothing.
+    pub(crate) fn defer(&self, file: &InputFile<'_>) -> Option<DeferredPages<'m>> {
+        let data = file.cubin.data;
+        let (lo, hi) = (data.as_ptr() as usize, data.as_ptr() as usize + data.len());
+        let i = self.maps.partition_point(|m| m.0 <= lo);
+        let &(base, map) = self.maps.get(i.checked_sub(1)?)?;
         if hi > base + map.len() {
-            continue;
+            return None;
         }
+        let (mut code_lo, mut code_hi) = (hi, lo);
+        for s in &file.cubin.sections {
+            if s.flags & crate::elf::SHF_EXECINSTR != 0 && !s.data.is_empty() {
+                code_lo = code_lo.min(s.data.as_ptr() as usize);
+                code_hi = code_hi.max(s.data.as_ptr() as usize + s.data.len());
+            }
+        }
+        // The image's own pages: a page it shares with a neighbour in the
+        // same mapping (archive members) stays; the mapping's last page is
+        // the image's when it ends there.
         let start = (lo - base).div_ceil(PAGE) * PAGE;
-        let end = (hi - base) / PAGE * PAGE;
-        if end < start + 2 * PAGE {
-            continue; // a page or less: not worth two mappings
-        }
-        let len = end - start;
-        if map
-            .advise_range(memmap2::Advice::Random, start, len)
-            .is_ok()
-        {
-            let d = DeferredCode {
-                file: f.id,
-                map,
-                start,
-                len,
-            };
-            d.drop_pages();
-            out.push(d);
-        }
-    }
-    out
-}
-
-impl DeferredCode<'_> {
-    fn drop_pages(&self) {
-        // SAFETY: a read-only private file mapping: dropped pages are read
-        // again from the file on the next access (the link already relies on
-        // the inputs not changing while it runs).
-        let _ = unsafe {
-            self.map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                self.start,
-                self.len,
-            )
+        let end = if hi == base + map.len() {
+            (hi - base).div_ceil(PAGE) * PAGE
+        } else {
+            (hi - base) / PAGE * PAGE
         };
+        if end <= start {
+            return None;
+        }
+        let late = ((code_lo - base).div_ceil(PAGE) * PAGE).clamp(start, end);
+        let code_end = (code_hi.max(code_lo) - base) / PAGE * PAGE;
+        if code_end >= late + 2 * PAGE
+            && self
+                .splits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                < MAX_CODE_SPLITS
+        {
+            let _ = map.advise_range(memmap2::Advice::Random, late, code_end - late);
+        }
+        let d = DeferredPages { map, start, end };
+        d.drop_range(late, end);
+        Some(d)
     }
 }
 
-/// Orders `deferred` for [`release_code_pages`]: by the output offset where
-/// each input's code ends (`code_end`, by file), latest first.
-pub(crate) fn order_for_release(deferred: &mut [DeferredCode<'_>], code_end: &[u64]) {
-    deferred.sort_by_key(|d| std::cmp::Reverse(code_end[d.file.0 as usize]));
+/// Drops the resident pages of `map`'s bytes `start..end` (whole pages; the
+/// kernel rounds the end up). Dropped pages are read again from the file on
+/// the next access: the input mappings are read-only and private.
+fn drop_resident(map: &memmap2::Mmap, start: usize, end: usize) {
+    // memmap2 wants the length inside the mapping's.
+    let end = end.min(map.len());
+    if end <= start {
+        return;
+    }
+    // SAFETY: a read-only private file mapping: dropped pages are read again
+    // from the file on the next access (the link already relies on the
+    // inputs not changing while it runs).
+    let _ = unsafe {
+        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+    };
 }
 
-/// Gives back the code pages of the inputs in `deferred` (ordered by
-/// [`order_for_release`]) whose code the write has copied, once the output up
-/// to `written` is complete.
-pub(crate) fn release_code_pages(
-    deferred: &mut Vec<DeferredCode<'_>>,
-    code_end: &[u64],
-    written: u64,
-) {
-    while let Some(d) = deferred.last() {
-        if code_end[d.file.0 as usize] > written {
-            break;
+impl DeferredPages<'_> {
+    /// Drops the resident pages of the whole image: nothing but the write
+    /// reads it again, and the write releases what it copied window by window
+    /// ([`Release::release_written`]).
+    pub(crate) fn drop_all(&self) {
+        self.drop_range(self.start, self.end);
+    }
+
+    fn drop_range(&self, start: usize, end: usize) {
+        drop_resident(self.map, start, end);
+    }
+}
+
+/// The write's page release: which inputs each output range copies from.
+pub(crate) struct Release<'m> {
+    /// Per file, its deferred pages.
+    pages: Vec<Option<DeferredPages<'m>>>,
+    /// (output offset where a copied input section starts, its file), by offset.
+    spans: Vec<(u64, FileId)>,
+    next: usize,
+    /// Per file, the last window that released it (+1; 0: none yet).
+    released_in: Vec<u32>,
+    window: u32,
+}
+
+impl<'m> Release<'m> {
+    /// `spans`: the output offsets of the copied input sections and their files.
+    pub(crate) fn new(
+        pages: Vec<Option<DeferredPages<'m>>>,
+        mut spans: Vec<(u64, FileId)>,
+    ) -> Self {
+        spans.sort_unstable_by_key(|s| s.0);
+        let n = pages.len();
+        Release {
+            pages,
+            spans,
+            next: 0,
+            released_in: vec![0; n],
+            window: 0,
         }
-        d.drop_pages();
-        deferred.pop();
+    }
+
+    /// Called once the output up to `written` is complete: drops the pages of
+    /// every input that the window just written copied from (an input whose
+    /// sections lie in several windows is read again by the next one and
+    /// dropped again after it).
+    pub(crate) fn release_written(&mut self, written: u64) {
+        self.window += 1;
+        while let Some(&(at, file)) = self.spans.get(self.next) {
+            if at >= written {
+                break;
+            }
+            self.next += 1;
+            let f = file.0 as usize;
+            if self.released_in[f] == self.window {
+                continue;
+            }
+            self.released_in[f] = self.window;
+            if let Some(p) = &self.pages[f] {
+                p.drop_all();
+            }
+        }
     }
 }
 

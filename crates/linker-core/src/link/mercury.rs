@@ -346,11 +346,12 @@ impl<'d> Mercury<'d> {
                         o.entsize = s.entsize;
                         o.link = LinkTo::Section(symtab);
                         o.size = s.size;
-                        o.body = Body::Pieces(vec![super::sections::Piece {
-                            file: f.id,
-                            section: s.index,
-                            offset: 0,
-                        }]);
+                        o.body =
+                            Body::Pieces(super::sections::Pieces::One(super::sections::Piece {
+                                file: f.id,
+                                section: s.index,
+                                offset: 0,
+                            }));
                         let id = plan.add(o);
                         plan.placement[fid][s.index as usize] =
                             Some(Placement { out: id, offset: 0 });
@@ -438,7 +439,7 @@ impl<'d> Mercury<'d> {
                                 o.body = if s.is_nobits() {
                                     Body::NoBits
                                 } else {
-                                    Body::Pieces(Vec::new())
+                                    Body::Pieces(super::sections::Pieces::default())
                                 };
                                 let id = plan.add(o);
                                 merged.insert(s.name.to_string(), id);
@@ -552,7 +553,7 @@ impl<'d> Mercury<'d> {
                         index: si,
                     };
                     let patch = |plan: &mut Plan, rtype: u32, value: u64| {
-                        plan.patches[fid][rs.info as usize].push(Patch {
+                        plan.patches[fid].list(rs.info).push(Patch {
                             offset,
                             rtype,
                             value,
@@ -1258,7 +1259,7 @@ impl<'d> Mercury<'d> {
             let merc = self.main_to_merc.get(j).copied().unwrap_or(0);
             plan.sec_mut(cap_out).info = InfoTo::Raw(merc);
             let text_index = u64::from(plan.index(text_out));
-            plan.patches[fid.0 as usize][cap_in as usize].push(Patch {
+            plan.patches[fid.0 as usize].list(cap_in).push(Patch {
                 offset: 0,
                 rtype: RelocType::R_CUDA_32.0,
                 value: text_index,
@@ -1496,7 +1497,7 @@ fn write_capsule_operands(
             else {
                 continue; // implicit: rebuilt from the SASS
             };
-            plan.patches[f.id.0 as usize][capsule as usize].push(Patch {
+            plan.patches[f.id.0 as usize].list(capsule).push(Patch {
                 offset: raw as u64 + within,
                 rtype: op.rtype,
                 value: op.value,

@@ -189,7 +189,12 @@ fn link_inner(
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
     let (images, modules) = load::expand_all(&blobs, opts, arch, &mut diags)?;
-    let (files, kept) = load::parse_all(&images, arch, opts.verbose, &mut diags)?;
+    let mappings = load::Mappings::new(&blobs, &images);
+    let load::ParsedInputs {
+        files,
+        keep: kept,
+        pages,
+    } = load::parse_all(&images, arch, opts.verbose, &mappings, &mut diags)?;
     let (register_ids, host_kernels) = load::loaded_modules(&modules, &images, &kept);
     if files.is_empty() {
         // As nvlink: inputs without code for the target were warned about
@@ -210,8 +215,6 @@ fn link_inner(
             return Err(diags_fail(&mut diags, e));
         }
     }
-    // The inputs' code is not read again before the write copies it.
-    let mut deferred = load::defer_code_pages(&blobs, &files);
     lap("load", &mut timings);
     // Phase 2: one symbol table; all duplicate/size errors reported at once.
     let db = symbols::resolve(&files, &mut diags)?;
@@ -271,6 +274,10 @@ fn link_inner(
     merc.build_symtab(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
     debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r)).map_err(LinkFailure::from)?;
+    // The kept relocations become section bytes now that symbol indices are
+    // known, before `nvinfo` adds its records to the peak (-4 MB at N = 2000).
+    relocate::finish(&syms, &mut plan);
+    trim_heap();
     // Every output section exists now (later phases fill them in): the
     // vector's doubling slack would stay until the write (-6 MB at N = 2000).
     plan.sections.shrink_to_fit();
@@ -281,11 +288,14 @@ fn link_inner(
     )
     .map_err(LinkFailure::from)?;
     diags.checkpoint()?;
+    // No phase before the write reads the inputs again.
+    for p in pages.iter().flatten() {
+        p.drop_all();
+    }
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
     merc.build_info(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
-    relocate::finish(&syms, &mut plan);
     merc.finish(&files, &syms, &mut plan);
     preserve::finish(&syms, &mut plan);
     let mut layout = layout::compute(&plan, arch, &files);
@@ -310,12 +320,13 @@ fn link_inner(
     drop((syms, meta, live));
     drop(db);
     trim_heap();
-    // Each input's code pages go again once the write has copied them (the
-    // code lies in input order in the output).
-    let code_end = write::code_end_by_file(&files, &plan, &layout);
-    load::order_for_release(&mut deferred, &code_end);
-    let mut after_window =
-        |written: u64| load::release_code_pages(&mut deferred, &code_end, written);
+    // The inputs are read again only by the write: their pages go now, and
+    // again after each output window that copied from them.
+    for p in pages.iter().flatten() {
+        p.drop_all();
+    }
+    let mut release = load::Release::new(pages, write::copied_spans(&files, &plan, &layout));
+    let mut after_window = |written: u64| release.release_written(written);
     let map = if r.map {
         // The map reads the finished image: write it in memory, then copy it.
         let mut image: Vec<u8> = Vec::new();
@@ -336,7 +347,7 @@ fn link_inner(
             .map_err(LinkFailure::from)?;
         None
     };
-    drop(deferred);
+    drop(release);
     lap("write", &mut timings);
     if opts.verbose {
         let total: f64 = timings.iter().map(|t| t.1).sum();

@@ -101,7 +101,7 @@ pub(crate) fn classify(
                     // nvlink -r resolves it too, with the constants of this
                     // link (`relocate::ptx_const0_size`), and drops it.
                     let value = super::relocate::ptx_const0_size(plan);
-                    plan.patches[fid][rs.info as usize].push(Patch {
+                    plan.patches[fid].list(rs.info).push(Patch {
                         offset: r.offset,
                         rtype: r.rtype,
                         value: value.wrapping_add(r.addend as u64),
@@ -133,7 +133,7 @@ pub(crate) fn classify(
                 let dplace = plan.placement[def.file.0 as usize][dsec_idx as usize];
                 if is_clear(r.rtype) {
                     if dplace.is_none() {
-                        plan.patches[fid][rs.info as usize].push(Patch {
+                        plan.patches[fid].list(rs.info).push(Patch {
                             offset: r.offset,
                             rtype: r.rtype,
                             value: 0,
@@ -157,7 +157,7 @@ pub(crate) fn classify(
                     // CIE; culink keeps RELA ones (sm_90+; the Mercury side
                     // does the same) so the final link moves them along. A
                     // REL entry cannot carry the section offset: dropped.
-                    plan.patches[fid][rs.info as usize].push(Patch {
+                    plan.patches[fid].list(rs.info).push(Patch {
                         offset: r.offset,
                         rtype: r.rtype,
                         value: dplace.offset.wrapping_add(r.addend as u64),

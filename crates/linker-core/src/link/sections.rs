@@ -32,8 +32,41 @@ pub(crate) struct Patch {
     pub rtype: u32,
     /// The value (address, offset or slot) to insert.
     pub value: u64,
-    /// The constant bank number, for constant-bank relocations.
-    pub bank: Option<u64>,
+    /// The constant bank number (0..=17), for constant-bank relocations.
+    pub bank: Option<u8>,
+}
+
+/// One input file's patches, by input section: only the sections that have
+/// any are listed (a list per section of every input was 2.9 MB at N = 2000).
+#[derive(Debug, Default)]
+pub(crate) struct FilePatches(Vec<(u32, Vec<Patch>)>);
+
+impl FilePatches {
+    /// The patches of input section `sec`, to add to.
+    pub(crate) fn list(&mut self, sec: u32) -> &mut Vec<Patch> {
+        let i = match self.0.iter().position(|e| e.0 == sec) {
+            Some(i) => i,
+            None => {
+                self.0.push((sec, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+    /// The patches of input section `sec`.
+    pub(crate) fn get(&self, sec: u32) -> &[Patch] {
+        self.0
+            .iter()
+            .find(|e| e.0 == sec)
+            .map_or(&[], |e| e.1.as_slice())
+    }
+    /// Frees the lists' growth slack (they live until the write).
+    pub(crate) fn shrink(&mut self) {
+        self.0.shrink_to_fit();
+        for (_, l) in &mut self.0 {
+            l.shrink_to_fit();
+        }
+    }
 }
 
 /// One input section's bytes inside an output section.
@@ -45,13 +78,57 @@ pub(crate) struct Piece {
     pub offset: u64,
 }
 
+/// An output section's input pieces, in offset order: one is kept inline
+/// (most output sections are one function's text, info or constants: a heap
+/// block each was 2.5 MB of an N = 2000 link), more on the heap.
+#[derive(Debug, Clone)]
+pub(crate) enum Pieces {
+    One(Piece),
+    Many(Vec<Piece>),
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Pieces::Many(Vec::new())
+    }
+}
+
+impl Pieces {
+    /// Appends a piece.
+    pub(crate) fn push(&mut self, p: Piece) {
+        match self {
+            Pieces::Many(v) if v.is_empty() => *self = Pieces::One(p),
+            Pieces::Many(v) => v.push(p),
+            Pieces::One(first) => *self = Pieces::Many(vec![first.clone(), p]),
+        }
+    }
+}
+
+impl std::ops::Deref for Pieces {
+    type Target = [Piece];
+    fn deref(&self) -> &[Piece] {
+        match self {
+            Pieces::One(p) => std::slice::from_ref(p),
+            Pieces::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Pieces {
+    type Item = &'a Piece;
+    type IntoIter = std::slice::Iter<'a, Piece>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// Where an output section's bytes come from.
 #[derive(Debug, Clone)]
 pub(crate) enum Body {
     /// Built by the linker.
     Bytes(Vec<u8>),
     /// Copied (and patched) from inputs; gaps are zero.
-    Pieces(Vec<Piece>),
+    Pieces(Pieces),
     /// No file contents.
     NoBits,
     /// The same file bytes as another output section (Blackwell's
@@ -162,7 +239,7 @@ pub(crate) struct Plan {
     /// Every kernel's shared-memory window.
     pub shared: super::shared::SharedLayout,
     /// Per file, per input section: resolved relocations to apply when copying it.
-    pub patches: Vec<Vec<Vec<Patch>>>,
+    pub patches: Vec<FilePatches>,
     /// Relocations kept for the driver (serialized by `relocate::finish`).
     pub kept: super::relocate::KeptList,
     /// Texture/sampler/surface handles and their slots (`texslots.rs`).
@@ -520,7 +597,7 @@ fn place_bank2(
                         None => InfoTo::Raw(0),
                     };
                     o.link = LinkTo::Zero;
-                    o.body = Body::Pieces(Vec::new());
+                    o.body = Body::Pieces(Pieces::default());
                     let id = plan.add(o);
                     kernel_bank2.insert(k, id);
                     id
@@ -567,10 +644,7 @@ pub(crate) fn plan(
             .map(|f| vec![None; f.cubin.sections.len()])
             .collect(),
         shared,
-        patches: files
-            .iter()
-            .map(|f| vec![Vec::new(); f.cubin.sections.len()])
-            .collect(),
+        patches: files.iter().map(|_| FilePatches::default()).collect(),
         kept: Default::default(),
         tex: Default::default(),
         common: HashMap::default(),
@@ -713,11 +787,11 @@ pub(crate) fn plan(
                 o.body = if nobits {
                     Body::NoBits
                 } else {
-                    Body::Pieces(vec![Piece {
+                    Body::Pieces(Pieces::One(Piece {
                         file: f.id,
                         section: s.index,
                         offset: 0,
-                    }])
+                    }))
                 };
                 let id = plan.add(o);
                 if role == Role::Text {
@@ -757,7 +831,7 @@ pub(crate) fn plan(
                         o.body = if nobits {
                             Body::NoBits
                         } else {
-                            Body::Pieces(Vec::new())
+                            Body::Pieces(Pieces::default())
                         };
                         let id = plan.add(o);
                         plan.merged.insert(s.name.to_string(), id);

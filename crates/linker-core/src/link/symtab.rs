@@ -61,9 +61,6 @@ pub(crate) struct SymTable<'a> {
     section_syms: Vec<u32>,
     /// Output index of each live function's symbol (by live function index).
     pub func_index: Vec<u32>,
-    /// Output symbol names by index, for diagnostics (section symbols' are
-    /// empty here: their names are the sections').
-    pub names: Vec<Cow<'a, str>>,
     /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
     sig_map: HashMap<(u32, u32), u32>,
 }
@@ -419,7 +416,6 @@ pub(crate) fn build<'a>(
         global_map,
         section_syms,
         func_index: Vec::new(),
-        names: Vec::new(),
         sig_map: HashMap::default(),
     };
     table.func_index = live
@@ -513,6 +509,8 @@ pub(crate) fn build<'a>(
     {
         let s = plan.sec_mut(strtab_id);
         s.size = strtab.len() as u64;
+        // Reserved for the worst case; it lives until the write.
+        strtab.shrink_to_fit();
         s.body = Body::Bytes(strtab);
     }
     if let Some(x) = plan.find_role(Role::SymTabShndx) {
@@ -528,9 +526,6 @@ pub(crate) fn build<'a>(
         s.link = super::sections::LinkTo::Section(strtab_id);
         s.info = super::sections::InfoTo::Raw(locals_end);
     }
-    table.names = syms.into_iter().map(|s| s.name).collect();
-    // The collect reuses the symbols' (larger, doubled) allocation.
-    table.names.shrink_to_fit();
     table
 }
 

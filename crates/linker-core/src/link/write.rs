@@ -11,7 +11,7 @@
 
 use super::layout::Layout;
 use super::sections::{Body, InfoTo, LinkTo, Plan, Role};
-use super::{InputFile, OutSecId};
+use super::{FileId, InputFile, OutSecId};
 use crate::cubin::{EHDR_SIZE, PHDR_SIZE, SHDR_SIZE};
 use crate::elf::*;
 use crate::error::{Error, Result};
@@ -335,24 +335,28 @@ fn write_phdrs(out: &mut [u8], layout: &Layout) {
     }
 }
 
-/// Per input file: the output file offset where the last of its code
-/// (executable sections) ends, 0 when none is copied.
-pub(crate) fn code_end_by_file(files: &[InputFile<'_>], plan: &Plan, layout: &Layout) -> Vec<u64> {
-    files
-        .iter()
-        .map(|f| {
-            f.cubin
-                .sections
-                .iter()
-                .filter(|s| s.flags & crate::elf::SHF_EXECINSTR != 0)
-                .filter_map(|s| {
-                    let p = plan.placement[f.id.0 as usize][s.index as usize]?;
-                    Some(layout.offsets[p.out.0 as usize] + p.offset + s.size)
-                })
-                .max()
-                .unwrap_or(0)
-        })
-        .collect()
+/// Where each input section the write copies lands in the output file: (file
+/// offset, input file), for the page release after each window.
+pub(crate) fn copied_spans(
+    files: &[InputFile<'_>],
+    plan: &Plan,
+    layout: &Layout,
+) -> Vec<(u64, FileId)> {
+    let mut out = Vec::new();
+    for f in files {
+        for s in &f.cubin.sections {
+            if s.data.is_empty() {
+                continue;
+            }
+            if let Some(p) = plan.placement[f.id.0 as usize][s.index as usize] {
+                if !matches!(plan.sec(p.out).body, Body::Pieces(_)) {
+                    continue;
+                }
+                out.push((layout.offsets[p.out.0 as usize] + p.offset, f.id));
+            }
+        }
+    }
+    out
 }
 
 /// One section's contents (`dst` is exactly its file bytes); gaps are zeroed.
@@ -389,12 +393,12 @@ fn write_section(
                 let piece = &mut dst[at..at + src.len()];
                 piece.copy_from_slice(src);
                 end = end.max(at + src.len());
-                for patch in &plan.patches[p.file.0 as usize][p.section as usize] {
+                for patch in plan.patches[p.file.0 as usize].get(p.section) {
                     reloc::apply::apply_resolved(
                         patch.rtype,
                         &mut piece[patch.offset as usize..],
                         patch.value,
-                        patch.bank,
+                        patch.bank.map(u64::from),
                     )
                     .map_err(|e| {
                         e.in_file(f.name)
