@@ -127,8 +127,21 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                 .flatten()
                 .is_some_and(|fi| live.live[fi as usize])
         };
+        // The code of a definition that held its name when its input was
+        // read and was replaced later still counts (measured at sm_75-120: a
+        // weak copy calling `g`, replaced by a later strong one, keeps `g`'s
+        // prototype; fixture `frame_weak_replaced`).
+        let replaced_text = |text: u32| {
+            f.func_sym.get(text as usize).is_some_and(|&i| {
+                i != 0
+                    && db.replaced.contains(&SymRef {
+                        file: f.id,
+                        index: i,
+                    })
+            })
+        };
         for s in &f.cubin.sections {
-            if s.is_reloc() && live_text(s.info) {
+            if s.is_reloc() && (live_text(s.info) || replaced_text(s.info)) {
                 for r in f.cubin.relocs(s) {
                     if super::live::is_call_reloc(r.rtype) {
                         if let Some(sym) = f.cubin.symbols.get(r.sym as usize) {
@@ -154,7 +167,7 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                             file: f.id,
                             index: e.caller,
                         });
-                    if caller_live {
+                    if caller_live || caller.section().is_some_and(&replaced_text) {
                         out.insert(callee.name);
                     }
                 }
