@@ -19,7 +19,9 @@
 //! - No `.nv.rel.action` section.
 //! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
 //!   ptxas writes one per function): units whose FDEs all describe dead
-//!   functions are dropped (sm_90 and older keep them with the range cleared),
+//!   functions, or lost their address because they describe a losing weak
+//!   definition (`nvinfo::frame_reloc_dropped`), are dropped (sm_90 and
+//!   older keep them, with the range cleared or kept),
 //!   and every FDE's CIE pointer is the output offset of its unit's CIE (ptxas'
 //!   relocation addends assume 0x70-byte units where the units are 0x68 long;
 //!   nvlink writes the true offsets).
