@@ -19,7 +19,9 @@
 //! - No `.nv.rel.action` section.
 //! - **`.debug_frame`** is rebuilt unit by unit (a unit: a CIE and its FDEs;
 //!   ptxas writes one per function): units whose FDEs all describe dead
-//!   functions are dropped (sm_90 and older keep them with the range cleared),
+//!   functions, or lost their address because they describe a losing weak
+//!   definition (`nvinfo::frame_reloc_dropped`), are dropped (sm_90 and
+//!   older keep them, with the range cleared or kept),
 //!   and every FDE's CIE pointer is the output offset of its unit's CIE (ptxas'
 //!   relocation addends assume 0x70-byte units where the units are 0x68 long;
 //!   nvlink writes the true offsets).
@@ -346,7 +348,11 @@ pub(crate) fn rebuild_debug_frame(
         {
             for r in f.cubin.relocs(rs) {
                 let sym = &f.cubin.symbols[r.sym as usize];
-                if sym.ty() != STT_SECTION {
+                // A losing definition's dropped address leaves its FDE
+                // without a function: the unit goes like a dead one's.
+                if sym.ty() != STT_SECTION
+                    && !super::nvinfo::frame_reloc_dropped(files, db, f, r.sym, r.is_rela)
+                {
                     loc_sym.insert(r.offset, r.sym);
                 }
             }

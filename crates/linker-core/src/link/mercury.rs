@@ -500,6 +500,7 @@ impl<'d> Mercury<'d> {
                 // Capsules are not SHF_ALLOC either, but they are code: only
                 // the frames are debug information.
                 let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
+                let is_frame = target.name == ".nv.merc.debug_frame";
                 let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rs
                     .data
@@ -570,6 +571,14 @@ impl<'d> Mercury<'d> {
                                 })
                         })
                     };
+                    // A losing definition's frame entries: as the SASS
+                    // `.debug_frame`'s RELA ones (`nvinfo::frame_reloc_dropped`).
+                    if is_frame
+                        && !plan.relocatable
+                        && super::nvinfo::frame_reloc_dropped(files, db, f, si, true)
+                    {
+                        continue;
+                    }
                     if rtype == rm::R_MERCURY_UNUSED_CLEAR64 {
                         if !def_placed(plan) {
                             patch(plan, RelocType::R_CUDA_UNUSED_CLEAR64.0, 0);

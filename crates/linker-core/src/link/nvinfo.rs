@@ -127,8 +127,21 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                 .flatten()
                 .is_some_and(|fi| live.live[fi as usize])
         };
+        // The code of a definition that held its name when its input was
+        // read and was replaced later still counts (measured at sm_75-120: a
+        // weak copy calling `g`, replaced by a later strong one, keeps `g`'s
+        // prototype; fixture `frame_weak_replaced`).
+        let replaced_text = |text: u32| {
+            f.func_sym.get(text as usize).is_some_and(|&i| {
+                i != 0
+                    && db.replaced.contains(&SymRef {
+                        file: f.id,
+                        index: i,
+                    })
+            })
+        };
         for s in &f.cubin.sections {
-            if s.is_reloc() && live_text(s.info) {
+            if s.is_reloc() && (live_text(s.info) || replaced_text(s.info)) {
                 for r in f.cubin.relocs(s) {
                     if super::live::is_call_reloc(r.rtype) {
                         if let Some(sym) = f.cubin.symbols.get(r.sym as usize) {
@@ -154,7 +167,7 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                             file: f.id,
                             index: e.caller,
                         });
-                    if caller_live {
+                    if caller_live || caller.section().is_some_and(&replaced_text) {
                         out.insert(callee.name);
                     }
                 }
@@ -263,7 +276,10 @@ fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
     !sym.is_undefined() && sym.ty() != STT_SECTION && db.resolve(r) != Some(r)
 }
 
-/// Whether input symbol `idx` of `f` is a definition that lost to an earlier input's.
+/// Whether input symbol `idx` of `f` is a definition that lost when its
+/// input was read: another input's definition held the name then and kept it
+/// (a definition that won then and was replaced later is not one: see
+/// [`SymbolDb::replaced`]).
 pub(crate) fn lost_to_earlier(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -282,10 +298,50 @@ pub(crate) fn lost_to_earlier(
     };
     let _ = files;
     // nvlink drops a definition's debug entries when another definition
-    // already existed when its file was read (the first definition keeps its
-    // entries even if a later strong one replaces it).
-    let first = db.global_of[f.id.0 as usize][idx as usize].and_then(|g| db.global(g).1.first_def);
-    db.resolve(r) != Some(r) && first != Some(r)
+    // held the name when its file was read (a definition that held it then
+    // keeps its entries, resolved against the winner, even if a later one
+    // replaces it).
+    db.resolve(r) != Some(r) && !db.replaced.contains(&r)
+}
+
+/// Whether a `.debug_frame` / `.nv.merc.debug_frame` relocation against
+/// input symbol `idx` of `f` is dropped because that symbol is a losing
+/// definition (nvlink 13.0.88, measured at sm_75/90/100, fixture
+/// `frame_weak_replaced`; `docs/differences.md`):
+///
+/// * a definition that lost when its input was read ([`lost_to_earlier`]):
+///   every relocation of its FDE goes (range kept, no address);
+/// * a definition that held the name and was replaced by a later input's:
+///   its `RELA` relocations go when its code has relocations of its own
+///   (calls, variable, constant or shared-memory references), its `REL` ones
+///   (the address words at sm_75-89) stay; what stays is resolved against the
+///   winner (the address kept when the winner is live, the range cleared when
+///   it is dead).
+///
+/// `rela`: the relocation comes from a `SHT_RELA`-like section.
+pub(crate) fn frame_reloc_dropped(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    idx: u32,
+    rela: bool,
+) -> bool {
+    if !lost_definition(db, f, idx) {
+        return false;
+    }
+    lost_to_earlier(files, db, f, idx) || (rela && code_has_relocations(f, idx))
+}
+
+/// Whether the section defining symbol `idx` of `f` (a function's text) is
+/// the target of at least one relocation.
+fn code_has_relocations(f: &InputFile<'_>, idx: u32) -> bool {
+    let Some(text) = f.cubin.symbols.get(idx as usize).and_then(|s| s.section()) else {
+        return false;
+    };
+    f.cubin
+        .sections
+        .iter()
+        .any(|s| s.is_reloc() && s.info == text && s.size > 0)
 }
 
 /// Creates the metadata sections (empty) so that they get section indices and symbols.

@@ -474,10 +474,14 @@ fn classify_file<'d>(
                 }
                 continue;
             }
-            // Debug info of a definition that lost to another input's: nvlink
-            // drops its entries when the winner came earlier, keeps them
-            // (pointing at the winner) when a later strong definition won;
-            // the FDE range is never cleared for it.
+            // Debug info of a definition that lost to another input's.
+            // `.debug_frame`: `nvinfo::frame_reloc_dropped` (dropped when
+            // the definition lost when its input was read, or, for RELA
+            // entries, when its code has relocations; otherwise resolved
+            // against the winner: address kept, range cleared when dead).
+            // Other debug sections: nvlink drops the entries when the winner
+            // came earlier and keeps them (pointing at the winner) when a
+            // later definition won; no range clearing.
             // Not `.debug_info` and `.debug_loc`: nvcc -G's entries there of
             // a weak twin that lost to an earlier one keep their relocations,
             // pointing at the winner, while `.debug_frame`, `.debug_line` and
@@ -487,7 +491,11 @@ fn classify_file<'d>(
             let debug_target = target.flags & SHF_ALLOC == 0
                 && target.name != ".debug_info"
                 && target.name != ".debug_loc";
-            if debug_target
+            if target.name == ".debug_frame" {
+                if super::nvinfo::frame_reloc_dropped(files, db, f, r.sym, r.is_rela) {
+                    continue;
+                }
+            } else if debug_target
                 && !sym.is_undefined()
                 && db.resolve(here) != Some(here)
                 && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))

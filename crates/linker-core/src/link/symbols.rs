@@ -57,6 +57,11 @@ pub(crate) struct SymbolDb<'d> {
     pub globals: IndexMap<&'d str, GlobalSym, crate::fxhash::FxBuild>,
     /// For each file, for each input symbol: its global id (non-local symbols only).
     pub global_of: Vec<Vec<Option<GlobalId>>>,
+    /// Definitions that won their name when their input was read and were
+    /// replaced by a later input's (a strong definition after a weak one, a
+    /// weak function with fewer registers, a real definition after commons).
+    /// A losing definition not in this set lost when its input was read.
+    pub replaced: crate::fxhash::HashSet<SymRef>,
 }
 
 impl SymbolDb<'_> {
@@ -185,6 +190,7 @@ pub(crate) fn resolve<'d>(
     let _span = tracing::info_span!("symbols").entered();
     let mut globals: IndexMap<&'d str, GlobalSym, crate::fxhash::FxBuild> = IndexMap::default();
     let mut global_of = Vec::with_capacity(files.len());
+    let mut replaced = crate::fxhash::HashSet::default();
     for f in files {
         let mut map = vec![None; f.cubin.symbols.len()];
         for sym in &f.cubin.symbols {
@@ -359,8 +365,9 @@ pub(crate) fn resolve<'d>(
                     g.def = Some(here);
                     g.def_strong = !weak;
                 }
-                Some(_) if g.common.is_some() => {
+                Some(prev) if g.common.is_some() => {
                     // A real definition beats the merged commons.
+                    replaced.insert(prev);
                     g.def = Some(here);
                     g.def_strong = !weak;
                     g.common = None;
@@ -394,6 +401,7 @@ pub(crate) fn resolve<'d>(
                         ));
                     } else if !weak {
                         // Strong replaces an earlier weak definition.
+                        replaced.insert(prev);
                         g.def = Some(here);
                         g.def_strong = true;
                     } else if !g.def_strong
@@ -401,6 +409,7 @@ pub(crate) fn resolve<'d>(
                         && register_count(f, sym.index) < register_count(prev_file, prev.index)
                     {
                         // Of two weak functions, the one with fewer registers.
+                        replaced.insert(prev);
                         g.def = Some(here);
                     }
                     // Otherwise the earlier definition stays.
@@ -416,5 +425,9 @@ pub(crate) fn resolve<'d>(
         }
     }
     diags.checkpoint()?;
-    Ok(SymbolDb { globals, global_of })
+    Ok(SymbolDb {
+        globals,
+        global_of,
+        replaced,
+    })
 }
