@@ -243,15 +243,13 @@ impl<'a, 'd> Side<'a, 'd> {
         let n = c.symbols.len();
         let names: Vec<String> = (0..n as u32).map(|i| symbol_display_name(c, i)).collect();
         let mut groups: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        for s in c
+        for (i, _) in c
             .symbols
             .iter()
-            .filter(|s| s.index != 0 && !s.is_undefined())
+            .enumerate()
+            .filter(|(i, s)| *i != 0 && !s.is_undefined())
         {
-            groups
-                .entry(names[s.index as usize].as_str())
-                .or_default()
-                .push(s.index);
+            groups.entry(names[i].as_str()).or_default().push(i as u32);
         }
         let mut ids = names.clone();
         let dups: Vec<&Vec<u32>> = groups.values().filter(|g| g.len() > 1).collect();
@@ -299,12 +297,15 @@ impl<'a, 'd> Side<'a, 'd> {
         }
         for i in section_syms {
             let sym = &c.symbols[i as usize];
-            let func = c.symbols.iter().find(|f| {
-                f.ty() == STT_FUNC && f.section() == sym.section() && f.value == 0 && f.index != i
+            let func = c.symbols.iter().enumerate().position(|(fi, f)| {
+                f.ty() == STT_FUNC
+                    && f.section() == sym.section()
+                    && f.value == 0
+                    && fi != i as usize
             });
             ids[i as usize] = match func {
-                Some(f) if ids[f.index as usize] != names[f.index as usize] => {
-                    let q = &ids[f.index as usize][names[f.index as usize].len()..];
+                Some(f) if ids[f] != names[f] => {
+                    let q = &ids[f][names[f].len()..];
                     format!("{}{q}", names[i as usize])
                 }
                 _ => format!("{}#{:08x}", names[i as usize], content_hash(c, sym)),
@@ -829,7 +830,8 @@ type SymKey = (String, u8, u8, u8, u64, String, u64);
 fn sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
     c.symbols
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let sec = match (s.section(), s.shndx) {
                 (Some(i), _) => c.section_name(i),
                 (None, SHN_UNDEF) => "UND".to_string(),
@@ -837,10 +839,10 @@ fn sym_keys(c: &Side<'_, '_>) -> Vec<SymKey> {
                 (None, SHN_COMMON) => "COMMON".to_string(),
                 (None, n) => format!("{n:#x}"),
             };
-            let name = if s.index == 0 {
+            let name = if i == 0 {
                 String::new()
             } else {
-                sym_id(c, s.index)
+                sym_id(c, i as u32)
             };
             (name, s.bind(), s.ty(), s.other, s.size, sec, s.value)
         })

@@ -222,7 +222,7 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
     }
 
     writeln!(out, "\nSymbols ({}):", cubin.symbols.len())?;
-    for s in &cubin.symbols {
+    for (i, s) in cubin.symbols.iter().enumerate() {
         let sec = match (s.section(), s.shndx) {
             (Some(i), _) => cubin.section_name(i),
             (None, SHN_UNDEF) => "UND".to_string(),
@@ -233,14 +233,14 @@ pub fn dump(cubin: &Cubin<'_>, out: &mut impl Write) -> fmt::Result {
         writeln!(
             out,
             "  [{:3}] {:7} {:11} {:14} value {:#08x} size {:#06x} {:24} {}",
-            s.index,
+            i,
             symbol_bind_name(s.bind()),
             symbol_type_name(s.ty()),
             symbol_other_name(s.other),
             s.value,
             s.size,
             sec,
-            symbol_display_name(cubin, s.index)
+            symbol_display_name(cubin, i as u32)
         )?;
     }
 

@@ -62,7 +62,8 @@ fn has_duplicate_names(c: &Cubin<'_>) -> bool {
     let mut names: Vec<&str> = c
         .symbols
         .iter()
-        .filter(|s| s.index != 0 && !s.is_undefined() && !s.name.is_empty())
+        .skip(1)
+        .filter(|s| !s.is_undefined() && !s.name.is_empty())
         .map(|s| s.name)
         .collect();
     names.sort_unstable();
@@ -169,11 +170,16 @@ fn changed_regcount_is_caught_with_attribute_and_kernel() {
 fn changed_symbol_size_is_caught() {
     for (name, bytes) in references() {
         let c = parse(&bytes);
-        let Some(sym) = c.symbols.iter().find(|s| s.ty() == STT_FUNC && s.size > 0) else {
+        let Some(index) = c
+            .symbols
+            .iter()
+            .position(|s| s.ty() == STT_FUNC && s.size > 0)
+        else {
             continue;
         };
+        let sym = &c.symbols[index];
         let symtab = &c.sections[c.symtab.unwrap() as usize];
-        let at = symtab.offset as usize + sym.index as usize * SYM_SIZE + 16;
+        let at = symtab.offset as usize + index * SYM_SIZE + 16;
         let sname = sym.name.to_string();
         let d = mutated(&bytes, |m| m[at] ^= 0x80);
         assert!(
@@ -273,8 +279,9 @@ fn duplicate_local_functions_match_as_multisets() {
         let helpers: Vec<u32> = ca
             .symbols
             .iter()
-            .filter(|s| s.name == "helper")
-            .map(|s| s.index)
+            .enumerate()
+            .filter(|(_, s)| s.name == "helper")
+            .map(|(i, _)| i as u32)
             .collect();
         let (rel, k, r) = ca
             .sections

@@ -157,8 +157,6 @@ impl Section<'_> {
 /// One symbol of `.symtab`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Symbol<'data> {
-    /// Index in `.symtab`.
-    pub index: u32,
     /// Name from the symbol string table.
     pub name: &'data str,
     /// `st_info` (binding in the high nibble, type in the low nibble).
@@ -698,7 +696,6 @@ impl<'data> Cubin<'data> {
                 .at(at));
             }
             symbols.push(Symbol {
-                index: i as u32,
                 name,
                 info: e[4],
                 other: e[5],

@@ -980,13 +980,13 @@ pub(crate) fn plan(
     // Only a window nothing defines counts (a sized `.extern .shared` of a
     // variable defined elsewhere does not: fixture shared_visible_extern).
     any_dynamic_shared |= files.iter().any(|f| {
-        f.cubin.symbols.iter().any(|s| {
+        f.cubin.symbols.iter().enumerate().any(|(i, s)| {
             s.is_undefined()
                 && s.other & STO_CUDA_SHARED != 0
                 && db
                     .resolve(super::symbols::SymRef {
                         file: f.id,
-                        index: s.index,
+                        index: i as u32,
                     })
                     .is_none()
         })
@@ -1014,13 +1014,13 @@ pub(crate) fn plan(
 /// is read: a definition that already lost when read is given no space).
 fn only_losers(f: &InputFile<'_>, sec: u32, db: &super::symbols::SymbolDb<'_>) -> bool {
     let mut any = false;
-    for sym in &f.cubin.symbols {
+    for (i, sym) in f.cubin.symbols.iter().enumerate() {
         if sym.section() != Some(sec) || sym.ty() == STT_SECTION {
             continue;
         }
         let r = super::symbols::SymRef {
             file: f.id,
-            index: sym.index,
+            index: i as u32,
         };
         match db.resolve(r) {
             Some(w) if w.file.0 < f.id.0 => any = true,

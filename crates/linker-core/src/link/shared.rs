@@ -264,7 +264,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
         let mut align = 1u64;
         if let Some(sec) = own_sec {
             align = sec.addralign.max(1);
-            for s in &f.cubin.symbols {
+            for (i, s) in f.cubin.symbols.iter().enumerate() {
                 if s.section() == Some(sec.index)
                     && s.ty() != STT_SECTION
                     && s.other & STO_CUDA_SHARED != 0
@@ -272,7 +272,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
                     items.push((
                         SymRef {
                             file: f.id,
-                            index: s.index,
+                            index: i as u32,
                         },
                         s.value.max(1),
                         s.size,

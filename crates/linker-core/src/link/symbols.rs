@@ -85,9 +85,10 @@ impl SymbolDb<'_> {
     }
 }
 
-fn is_global(sym: &Symbol<'_>) -> bool {
+/// Whether input symbol `index` takes part in resolution by name.
+fn is_global(index: usize, sym: &Symbol<'_>) -> bool {
     let b = sym.bind();
-    (b == STB_GLOBAL || b == STB_WEAK) && sym.ty() != STT_SECTION && sym.index != 0
+    (b == STB_GLOBAL || b == STB_WEAK) && sym.ty() != STT_SECTION && index != 0
 }
 
 fn is_variable(sym: &Symbol<'_>) -> bool {
@@ -193,13 +194,13 @@ pub(crate) fn resolve<'d>(
     let mut replaced = crate::fxhash::HashSet::default();
     for f in files {
         let mut map = vec![None; f.cubin.symbols.len()];
-        for sym in &f.cubin.symbols {
-            if !is_global(sym) {
+        for (i, sym) in f.cubin.symbols.iter().enumerate() {
+            if !is_global(i, sym) {
                 continue;
             }
             let here = SymRef {
                 file: f.id,
-                index: sym.index,
+                index: i as u32,
             };
             let weak = sym.bind() == STB_WEAK;
             let entry = globals.entry(sym.name);
@@ -213,7 +214,7 @@ pub(crate) fn resolve<'d>(
                 common: None,
             });
             g.all_weak &= weak;
-            map[sym.index as usize] = Some(gid);
+            map[i] = Some(gid);
             let first_file = &files[g.first_mention.file.0 as usize];
             let first = &first_file.cubin.symbols[g.first_mention.index as usize];
             // Variable vs function.
@@ -406,7 +407,7 @@ pub(crate) fn resolve<'d>(
                         g.def_strong = true;
                     } else if !g.def_strong
                         && sym.ty() == STT_FUNC
-                        && register_count(f, sym.index) < register_count(prev_file, prev.index)
+                        && register_count(f, i as u32) < register_count(prev_file, prev.index)
                     {
                         // Of two weak functions, the one with fewer registers.
                         replaced.insert(prev);

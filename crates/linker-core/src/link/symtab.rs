@@ -192,17 +192,14 @@ pub(crate) fn build<'a>(
         let mut out = Vec::new();
         // Position in `out` of each input symbol, NO_LOCAL when not kept.
         let mut map = vec![NO_LOCAL; f.cubin.symbols.len()];
-        for sym in &f.cubin.symbols {
-            if sym.index == 0
-                || sym.bind() != STB_LOCAL
-                || sym.ty() == STT_SECTION
-                || sym.ty() == STT_FILE
+        for (i, sym) in f.cubin.symbols.iter().enumerate() {
+            if i == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE
             {
                 continue;
             }
             let here = SymRef {
                 file: f.id,
-                index: sym.index,
+                index: i as u32,
             };
             // `--preserve-relocs` keeps the shared variables its entries name.
             let preserved = super::preserve::shared_value(plan, here);
@@ -248,7 +245,7 @@ pub(crate) fn build<'a>(
                 (None, Some(v)) => (v, other_of(sym.ty(), sym.other)),
                 (None, None) => (value, other_of(sym.ty(), sym.other)),
             };
-            map[sym.index as usize] = out.len() as u32;
+            map[i] = out.len() as u32;
             out.push(OutSym {
                 name: Cow::Borrowed(sym.name),
                 info: (STB_LOCAL << 4) | ty_of(sym.ty()),

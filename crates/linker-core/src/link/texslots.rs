@@ -130,14 +130,14 @@ impl TexSlots {
         let mut seen: HashSet<&str> = HashSet::default();
         let mut list: Vec<Handle> = Vec::new();
         for f in files {
-            for s in &f.cubin.symbols {
+            for (i, s) in f.cubin.symbols.iter().enumerate() {
                 if s.is_undefined() && is_texture_kind(s.ty()) && seen.insert(s.name) {
                     list.push(Handle {
                         name: s.name.to_string(),
                         ty: s.ty(),
                         sym: SymRef {
                             file: f.id,
-                            index: s.index,
+                            index: i as u32,
                         },
                         used: false,
                     });
