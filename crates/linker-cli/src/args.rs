@@ -77,6 +77,11 @@ pub struct LinkCommand {
     pub print_map: bool,
     /// `-time FILE` / `--time FILE`: append phase times as CSV (`-`: stdout).
     pub time_file: Option<PathBuf>,
+    /// `-disable-infos`: no info messages, even with `-v`.
+    pub disable_infos: bool,
+    /// `-lto` / `-dlto`: nvlink's link-time optimization was asked for; culink
+    /// links the inputs' compiled code (or their PTX) and says so.
+    pub link_time_opt: bool,
 }
 
 /// What the user asked for.
@@ -95,6 +100,18 @@ pub enum Command {
     },
     /// A link.
     Link(Box<LinkCommand>),
+    /// `-ghls=lcs-aug|lcs-abs -o FILE`: write a host linker script that keeps
+    /// the fatbinary sections (nvlink's `--gen-host-linker-script`).
+    HostLinkerScript {
+        /// `lcs-abs`: the host linker's whole default script plus the
+        /// sections; `lcs-aug`: the sections only (an augmenting script).
+        absolute: bool,
+        /// `-o`.
+        output: PathBuf,
+        /// `--host-ccbin` (default `gcc`): whose link options select the
+        /// default script.
+        host_compiler: String,
+    },
     /// `--help`.
     Help,
     /// `--version`.
@@ -141,6 +158,19 @@ Link options:
   -report-arch                 messages end with (target: sm_XX)
   -m64, -cpu-arch=X, --host-ccbin C, --shared
                                accepted as nvcc -dlink passes them
+  -suppress-stack-size-warning, -suppress-arch-warning
+                               no warning for an unknowable stack size / an input
+                               without code for the target
+  -ignore-host-info            keep kernels no host object launches (no pruning)
+  -keep-system-libraries       link libcudadevrt even when nothing needs it
+  -disable-infos               no info messages (even with -v)
+  -use-host-info, -extrawarn, -g -suppress-debug-info, -device-stack-protector=B
+                               accepted as nvlink (no effect on the output)
+  -lto, -dlto, -nvvmpath P, -Xnvvm O, -Xptxas O, -maxrregcount N, -emit-ptx,
+  -Ofc L, -split-compile N, -split-compile-extended N, -uidx F
+                               nvlink's link-time optimization options: accepted;
+                               culink links the inputs' compiled code (or PTX)
+  -ghls=lcs-aug|lcs-abs -o F   write nvlink's host linker script (no inputs)
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
 nvcc -dc, archives (also thin) of those, PTX.
   --version, --help
@@ -269,6 +299,22 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("Map", &["Map", "map"]),
     ("why-live", &["why-live"]),
     ("time", &["time"]),
+    (
+        "gen-host-linker-script",
+        &["gen-host-linker-script", "ghls"],
+    ),
+    ("device-stack-protector", &["device-stack-protector"]),
+    ("uidx-file", &["uidx-file", "uidx"]),
+    ("Ofast-compile", &["Ofast-compile", "Ofc"]),
+    // Options of nvlink's link-time optimization (LTO-IR inputs, which culink
+    // does not compile): accepted, no effect on a link of compiled code (as
+    // nvlink: measured equivalent outputs).
+    ("Xnvvm", &["Xnvvm"]),
+    ("Xptxas", &["Xptxas"]),
+    ("maxrregcount", &["maxrregcount"]),
+    ("nvvmpath", &["nvvmpath"]),
+    ("split-compile", &["split-compile"]),
+    ("split-compile-extended", &["split-compile-extended"]),
 ];
 
 /// Flag options: (canonical name, spellings without leading dashes).
@@ -293,6 +339,19 @@ const FLAG_OPTS: &[(&str, &[&str])] = &[
         &["dump-callgraph", "dump-callgraph-no-demangle"],
     ),
     ("print-map", &["print-map"]),
+    (
+        "suppress-stack-size-warning",
+        &["suppress-stack-size-warning"],
+    ),
+    ("suppress-arch-warning", &["suppress-arch-warning"]),
+    ("suppress-debug-info", &["suppress-debug-info"]),
+    ("disable-infos", &["disable-infos"]),
+    ("extra-warnings", &["extra-warnings", "extrawarn"]),
+    ("ignore-host-info", &["ignore-host-info"]),
+    ("use-host-info", &["use-host-info"]),
+    ("keep-system-libraries", &["keep-system-libraries"]),
+    ("lto", &["link-time-opt", "lto", "dlto"]),
+    ("emit-ptx", &["emit-ptx"]),
 ];
 
 /// Parses the arguments after the program name (response files not yet expanded).
@@ -366,6 +425,12 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut arch_text: Option<String> = None;
     let mut no_tool_args = false;
     let mut whole_archive = false;
+    let mut suppress_debug_info = false;
+    let mut lto = false;
+    let mut emit_ptx = false;
+    let mut fast_compile = false;
+    let mut nvvm_path = false;
+    let mut host_script: Option<String> = None;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "-" || !a.starts_with('-') {
@@ -408,6 +473,23 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                     cmd.print_map = true;
                     cmd.options.reports.map = true;
                 }
+                "suppress-stack-size-warning" => cmd.options.suppress_stack_size_warning = true,
+                "suppress-arch-warning" => cmd.options.suppress_arch_warning = true,
+                // nvlink 13.0.88 keeps the debug information anyway (measured
+                // with -G objects); see `LinkOptions::suppress_debug_info`.
+                "suppress-debug-info" => {
+                    suppress_debug_info = true;
+                    cmd.options.suppress_debug_info = true;
+                }
+                "disable-infos" => cmd.disable_infos = true,
+                // nvlink prints no extra warning culink knows of.
+                "extra-warnings" => {}
+                // Host-reference pruning is the default already (docs/nvcc.md).
+                "use-host-info" => {}
+                "ignore-host-info" => cmd.options.ignore_host_info = true,
+                "keep-system-libraries" => cmd.options.keep_system_libraries = true,
+                "lto" => lto = true,
+                "emit-ptx" => emit_ptx = true,
                 _ => cmd.driver.machine = Some("64".into()),
             }
             continue;
@@ -484,9 +566,73 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 .kernels_used
                 .get_or_insert_with(Vec::new)
                 .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from)),
+            "gen-host-linker-script" => {
+                if value != "lcs-aug" && value != "lcs-abs" {
+                    return Err(UsageError::fatal(format!(
+                        "Invalid value '{value}' for option '-ghls' (allowed: lcs-aug, lcs-abs)"
+                    )));
+                }
+                host_script = Some(value);
+            }
+            "device-stack-protector" => {
+                // Stack protectors are compiler work: no effect on a link of
+                // compiled code (nvlink: equivalent outputs either way).
+                if value != "true" && value != "false" {
+                    return Err(UsageError::fatal(format!(
+                        "'{value}': expected true or false"
+                    )));
+                }
+            }
+            "uidx-file" => {
+                // nvlink reads it for link-time optimization; culink links
+                // compiled code only, but a file it cannot read is an error
+                // as in nvlink.
+                if std::fs::metadata(&value).map_or(true, |m| !m.is_file()) {
+                    return Err(UsageError::fatal(format!("Could not read file '{value}'")));
+                }
+            }
+            "Ofast-compile" => fast_compile = true,
+            "nvvmpath" => nvvm_path = true,
+            "Xnvvm" | "Xptxas" | "maxrregcount" | "split-compile" | "split-compile-extended" => {}
             _ => cmd.driver.host_ccbin = Some(value),
         }
     }
+    // -ghls writes a host linker script instead of linking.
+    if let Some(kind) = host_script {
+        if !cmd.options.inputs.is_empty() {
+            return Err(UsageError::fatal(
+                "Input files are not allowed with -ghls option; use --help for more information",
+            ));
+        }
+        let output = cmd
+            .output
+            .ok_or_else(|| UsageError::fatal("Must specify output file with -o option"))?;
+        return Ok(Command::HostLinkerScript {
+            absolute: kind == "lcs-abs",
+            output,
+            host_compiler: cmd.driver.host_ccbin.unwrap_or_else(|| "gcc".into()),
+        });
+    }
+    // nvlink's option conflicts.
+    if suppress_debug_info && !cmd.options.device_debug {
+        return Err(UsageError::fatal(
+            "Conflicting options '-suppress-debug-info' and 'no -g'",
+        ));
+    }
+    if emit_ptx && !lto {
+        return Err(UsageError::fatal(
+            "Conflicting options '-emit-ptx' and 'no -dlto'",
+        ));
+    }
+    if fast_compile && !lto {
+        return Err(UsageError::fatal(
+            "Conflicting options '--Ofast-compile' and 'no -dlto'",
+        ));
+    }
+    if lto && !nvvm_path {
+        return Err(UsageError::fatal("-nvvmpath should be specified with -lto"));
+    }
+    cmd.link_time_opt = lto;
     // nvlink's usage checks, in its order.
     if cmd.options.inputs.is_empty() {
         return Err(UsageError::fatal(
@@ -567,6 +713,58 @@ mod tests {
             Ok(Command::Link(c)) => *c,
             other => panic!("{s:?}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn nvlink_options_users_pass() {
+        // -lto is nvlink's link-time optimization flag, not `-l to`.
+        let c = link(&["-arch=sm_90", "-lto", "-nvvmpath=/x", "a.o", "-o", "x"]);
+        assert!(c.link_time_opt && c.options.libraries.is_empty());
+        let c = link(&[
+            "-arch=sm_90",
+            "--suppress-stack-size-warning",
+            "-suppress-arch-warning",
+            "-ignore-host-info",
+            "-keep-system-libraries",
+            "-disable-infos",
+            "-extrawarn",
+            "-use-host-info",
+            "-Xptxas",
+            "-v",
+            "-maxrregcount=32",
+            "-device-stack-protector",
+            "false",
+            "a.o",
+            "-o",
+            "x",
+        ]);
+        let o = &c.options;
+        assert!(o.suppress_stack_size_warning && o.suppress_arch_warning);
+        assert!(o.ignore_host_info && o.keep_system_libraries && c.disable_infos);
+        assert_eq!(o.inputs.len(), 1, "-Xptxas took its value");
+        for (args, message) in [
+            (&["-suppress-debug-info"][..], "'no -g'"),
+            (&["-emit-ptx"][..], "'no -dlto'"),
+            (&["-Ofc", "max"][..], "'no -dlto'"),
+            (&["-dlto"][..], "-nvvmpath should be specified"),
+            (&["-device-stack-protector=1"][..], "expected true or false"),
+            (&["-ghls=lcs-aug"][..], "not allowed with -ghls"),
+            (&["-ghls=other"][..], "Invalid value"),
+        ] {
+            let mut v = vec!["-arch=sm_90", "a.o", "-o", "x"];
+            v.extend_from_slice(args);
+            let e = parse(v.iter().map(|s| s.to_string()).collect()).unwrap_err();
+            assert!(e.message.contains(message), "{args:?}: {}", e.message);
+        }
+        assert!(matches!(
+            parse(
+                ["-ghls=lcs-abs", "-o", "s.ld"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            ),
+            Ok(Command::HostLinkerScript { absolute: true, .. })
+        ));
     }
 
     #[test]

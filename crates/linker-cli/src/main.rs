@@ -8,6 +8,7 @@
 //! input; nvcc-shim: 0, or 1 on any problem.
 
 mod args;
+mod host_script;
 mod output;
 mod shim;
 
@@ -57,6 +58,17 @@ fn main() -> ExitCode {
             phdrs,
         } => diff(&ours, &reference, phdrs),
         Command::Link(cmd) => link(*cmd),
+        Command::HostLinkerScript {
+            absolute,
+            output,
+            host_compiler,
+        } => match host_script::write(absolute, &output, &host_compiler) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("culink: fatal: {e}");
+                ExitCode::from(1)
+            }
+        },
     }
 }
 
@@ -226,6 +238,12 @@ fn link(cmd: LinkCommand) -> ExitCode {
         }
     }
     tracing::debug!(driver = ?cmd.driver, "driver options");
+    if cmd.link_time_opt && !cmd.options.no_warnings {
+        // nvcc -dlto objects also carry PTX (or SASS), which is linked instead.
+        eprintln!(
+            "culink: warning: -lto/-dlto: culink does no link-time optimization; the inputs' compiled code (or their PTX, compiled with ptxas) is linked"
+        );
+    }
     let target = if cmd.driver.report_arch {
         cmd.options
             .arch
@@ -244,7 +262,7 @@ fn link(cmd: LinkCommand) -> ExitCode {
             if d.severity == Severity::Warning && cmd.options.no_warnings {
                 continue;
             }
-            if d.severity == Severity::Info && !cmd.options.verbose {
+            if d.severity == Severity::Info && (!cmd.options.verbose || cmd.disable_infos) {
                 continue;
             }
             eprintln!("culink: {sev}: {}{target}", d.error);

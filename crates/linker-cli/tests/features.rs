@@ -285,3 +285,35 @@ fn multiple_definition_names_both_archive_members() {
         "{e}"
     );
 }
+
+/// `-suppress-stack-size-warning` (nvlink's, users pass it with `-Xnvlink`):
+/// the recursion warning goes, and with it `-Werror`'s failure; the output is
+/// the same.
+#[test]
+fn suppress_stack_size_warning() {
+    let dir = scratch("stackwarn");
+    let inputs = [
+        fixture("mutual_recursion", "a.sm_90.o"),
+        fixture("mutual_recursion", "b.sm_90.o"),
+        fixture("mutual_recursion", "c.sm_90.o"),
+    ];
+    let run = |extra: &[&str], out: &str| {
+        let mut args: Vec<String> = vec!["-arch=sm_90".into()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(inputs.iter().cloned());
+        args.extend(["-o".into(), dir.join(out).display().to_string()]);
+        culink(&args)
+    };
+    let warned = run(&[], "a.cubin");
+    assert!(warned.status.success());
+    assert!(text(&warned.stderr).contains("cannot be statically determined"));
+    assert!(!run(&["-Werror"], "b.cubin").status.success());
+    let quiet = run(&["-suppress-stack-size-warning", "-Werror"], "c.cubin");
+    assert!(quiet.status.success(), "{}", text(&quiet.stderr));
+    assert_eq!(text(&quiet.stderr), "");
+    assert_eq!(
+        std::fs::read(dir.join("a.cubin")).unwrap(),
+        std::fs::read(dir.join("c.cubin")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -709,3 +709,179 @@ fn device_debug_link_through_the_shadow_toolkit_matches_nvlink() {
     k.link_both(&shadow, &line, "nvcc -G device link");
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// Kernels the host launches and one it never launches; no device runtime.
+const HOSTINFO_CU: &str = r#"
+__global__ void used_k(int* p) { p[threadIdx.x] = 1; }
+__global__ void unused_k(int* p) { p[threadIdx.x] = 2; }
+void launch(int* p) { used_k<<<1, 1>>>(p); }
+"#;
+
+/// nvlink's options beyond the ones nvcc passes by default, as users pass
+/// them with `-Xnvlink` (CMake projects: `--suppress-stack-size-warning`):
+/// each link equals nvlink's with the same options and both print the same
+/// kind of message; the option conflicts nvlink refuses are refused; `-ghls`
+/// writes the same host linker scripts.
+#[test]
+fn nvlink_options_users_pass_match_nvlink() {
+    let Some(k) = kit("options") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(&real_nvcc, "h", HOSTINFO_CU, &["-arch=sm_90"]);
+    k.nvcc_dc(
+        &real_nvcc,
+        "noarch",
+        NOARCH_CU,
+        &["-gencode", "arch=compute_80,code=sm_80"],
+    );
+    let lib = format!("-L{}", k.root.join("lib64").display());
+    let both = |extra: &[&str], inputs: &[&str]| -> (Output, Output) {
+        let args = |out: &str| -> Vec<String> {
+            let mut a: Vec<String> = vec!["-arch=sm_90".into(), lib.clone()];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a.extend(inputs.iter().map(|s| s.to_string()));
+            a.extend(["-lcudadevrt".into(), "-o".into(), out.into()]);
+            a
+        };
+        let _ = std::fs::remove_file(k.dir.join("nv.cubin"));
+        let _ = std::fs::remove_file(k.dir.join("cu.cubin"));
+        let nv = Command::new(k.root.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args(args("nv.cubin"))
+            .output()
+            .unwrap();
+        let cu = culink_in(&k.dir, &args("cu.cubin"));
+        (nv, cu)
+    };
+    let names = |f: &str| symbol_names(&k.dir.join(f));
+    // Accepted, and linking like nvlink: host pruning on by default and
+    // with -use-host-info, off with -ignore-host-info; libcudadevrt linked
+    // although nothing needs it with -keep-system-libraries; LTO-only and
+    // compiler options without effect on compiled code.
+    for (extra, unused_kept) in [
+        (&[][..], false),
+        (
+            &["-use-host-info", "-extrawarn", "-disable-infos"][..],
+            false,
+        ),
+        (&["-ignore-host-info"][..], true),
+        (&["-keep-system-libraries"][..], false),
+        (&["-ignore-host-info", "-keep-system-libraries"][..], true),
+        (
+            &[
+                "-Xptxas=-v",
+                "-Xnvvm=-O3",
+                "-maxrregcount=32",
+                "-split-compile=2",
+                "-split-compile-extended=2",
+                "-nvvmpath=/nonexistent",
+                "-device-stack-protector=true",
+            ][..],
+            false,
+        ),
+    ] {
+        let (nv, cu) = both(extra, &["h.o"]);
+        let what = format!("options {extra:?}");
+        assert!(nv.status.success(), "nvlink {what}: {}", text(&nv.stderr));
+        assert!(cu.status.success(), "culink {what}: {}", text(&cu.stderr));
+        assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), &what);
+        let kept = names("cu.cubin").iter().any(|n| n == "_Z8unused_kPi");
+        assert_eq!(kept, unused_kept, "{what}: unused kernel kept");
+    }
+    // libcudadevrt's code is there only with -keep-system-libraries.
+    let (_, _) = both(&["-keep-system-libraries"], &["h.o"]);
+    assert!(names("cu.cubin")
+        .iter()
+        .any(|n| n.contains("memcpy_3d_device")));
+    // -suppress-arch-warning: the warning for an input without sm_90 code goes.
+    for (extra, warned) in [(&[][..], true), (&["-suppress-arch-warning"][..], false)] {
+        let (nv, cu) = both(extra, &["h.o", "noarch.o"]);
+        let warning = "SM Arch ('sm_90') not found in 'noarch.o'";
+        assert_eq!(
+            text(&nv.stderr).contains(warning),
+            warned,
+            "nvlink {extra:?}"
+        );
+        assert_eq!(
+            text(&cu.stderr).contains(warning),
+            warned,
+            "culink {extra:?}"
+        );
+        assert_equivalent(
+            &k.dir.join("cu.cubin"),
+            &k.dir.join("nv.cubin"),
+            "arch warning",
+        );
+    }
+    // Conflicts nvlink refuses before reading any input: refused, no output.
+    for extra in [
+        &["-suppress-debug-info"][..],
+        &["-emit-ptx"][..],
+        &["-Ofc=max"][..],
+        &["-lto"][..],
+        &["-dlto"][..],
+        &["-device-stack-protector=maybe"][..],
+    ] {
+        let (nv, cu) = both(extra, &["h.o"]);
+        assert!(!nv.status.success(), "nvlink accepted {extra:?}");
+        assert!(!cu.status.success(), "culink accepted {extra:?}");
+        assert!(
+            !k.dir.join("cu.cubin").exists(),
+            "{extra:?}: output written"
+        );
+    }
+    // -g -suppress-debug-info: accepted, no effect (as nvlink).
+    let (nv, cu) = both(&["-g", "-suppress-debug-info"], &["h.o"]);
+    assert!(
+        nv.status.success() && cu.status.success(),
+        "{}",
+        text(&cu.stderr)
+    );
+    assert_equivalent(
+        &k.dir.join("cu.cubin"),
+        &k.dir.join("nv.cubin"),
+        "-g -suppress-debug-info",
+    );
+    // An object holding only LTO IR (`nvcc -dlto`): nvlink refuses it
+    // without -dlto; culink, which does no link-time optimization, always,
+    // naming the file (it linked nothing from it, silently, before).
+    run(
+        Command::new(&real_nvcc)
+            .current_dir(&k.dir)
+            .args(["-ccbin", &k.cc, "-gencode", "arch=compute_90,code=lto_90"])
+            .args(["-dc", "h.cu", "-o", "hlto.o"]),
+        "nvcc -dlto",
+    );
+    let (nv, cu) = both(&[], &["hlto.o"]);
+    assert!(!nv.status.success() && text(&nv.stderr).contains("-dlto"));
+    assert!(!cu.status.success(), "culink linked an LTO-only object");
+    assert!(
+        text(&cu.stderr).contains("hlto.o") && text(&cu.stderr).contains("LTO IR"),
+        "{}",
+        text(&cu.stderr)
+    );
+    // Host linker scripts, byte for byte.
+    for kind in ["lcs-aug", "lcs-abs"] {
+        let nv = Command::new(k.root.join("bin/nvlink"))
+            .current_dir(&k.dir)
+            .args([&format!("-ghls={kind}"), "-o", "nv.ld"])
+            .output()
+            .unwrap();
+        let cu = culink_in(&k.dir, &[&format!("-ghls={kind}"), "-o", "cu.ld"]);
+        assert!(
+            nv.status.success(),
+            "nvlink -ghls={kind}: {}",
+            text(&nv.stderr)
+        );
+        assert!(
+            cu.status.success(),
+            "culink -ghls={kind}: {}",
+            text(&cu.stderr)
+        );
+        assert_eq!(
+            std::fs::read(k.dir.join("cu.ld")).unwrap(),
+            std::fs::read(k.dir.join("nv.ld")).unwrap(),
+            "-ghls={kind}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&k.dir);
+}

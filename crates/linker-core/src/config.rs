@@ -91,6 +91,24 @@ pub struct LinkOptions {
     /// so every function keeps its code and debug information (nvlink 13.0.88
     /// does the same; without `-g` it strips as usual, DWARF included).
     pub device_debug: bool,
+    /// `-suppress-stack-size-warning`: no warning when a kernel's stack size
+    /// cannot be determined statically (recursion, calls through pointers).
+    pub suppress_stack_size_warning: bool,
+    /// `-suppress-arch-warning`: no warning for an input that has no code for
+    /// the target (`SM Arch ('sm_90') not found in 'x.o'`).
+    pub suppress_arch_warning: bool,
+    /// `-ignore-host-info`: no host-reference pruning; kernels no host object
+    /// references are kept (nvlink removes them when every input carries host
+    /// information, see `docs/nvcc.md`).
+    pub ignore_host_info: bool,
+    /// `-suppress-debug-info` (with `-g`): as nvlink 13.0.88, the output keeps
+    /// its debug information; only kernels host-reference pruning would
+    /// remove lose their `EIATTR_MIN_STACK_SIZE` (their code stays, as in
+    /// every `-g` link).
+    pub suppress_debug_info: bool,
+    /// `-keep-system-libraries`: libcudadevrt (`-lcudadevrt`) is linked even
+    /// when no undefined symbol needs it (nvlink then keeps its code too).
+    pub keep_system_libraries: bool,
     /// Reports to produce alongside the cubin (see [`LinkReports`]).
     pub reports: ReportOptions,
 }

@@ -49,9 +49,13 @@ pub enum EntryKind {
     Ptx,
     /// A device ELF (cubin).
     Elf,
-    /// Another kind (e.g. LTO IR), kept by number and never linked.
+    /// Another kind (e.g. [`KIND_LTO_IR`]), kept by number and never linked.
     Other(u16),
 }
+
+/// The entry kind of NVVM IR for link-time optimization (`nvcc -dlto`,
+/// `code=lto_XX`).
+pub const KIND_LTO_IR: u16 = 8;
 
 /// How an entry's payload is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

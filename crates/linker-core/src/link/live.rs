@@ -67,6 +67,10 @@ pub(crate) struct Live {
     /// references (difftest seeds 20024, 20080, 20144; fixture
     /// `undefined_fn_address_dead`).
     pub taken_undefined: Vec<String>,
+    /// Per function (empty: none): a kernel host-reference pruning would
+    /// remove, kept by a `-g -suppress-debug-info` link, which gives it no
+    /// `EIATTR_MIN_STACK_SIZE` (nvlink 13.0.88, measured).
+    pub host_unused: Vec<bool>,
 }
 
 impl Live {
@@ -259,6 +263,7 @@ pub(crate) fn mark(
         func_of_text,
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
+        host_unused: Vec::new(),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the

@@ -375,6 +375,8 @@ struct Expanded<'b> {
 struct Ctx<'o> {
     arch: SmArch,
     ptxas: Option<&'o Path>,
+    /// `-suppress-arch-warning`.
+    quiet_arch: bool,
 }
 
 impl Ctx<'_> {
@@ -392,6 +394,21 @@ impl Ctx<'_> {
             let text = e.contents()?;
             let ptxas = ptx::find_ptxas(self.ptxas).map_err(|e| e.in_file(name.to_string()))?;
             return ptx::compile(&text, name, self.arch, &ptxas).map(|v| Some(Cow::Owned(v)));
+        }
+        // Only LTO IR for the target: nvlink refuses it without -dlto ("LTO
+        // objects found, use -dlto") and compiles it with; culink cannot
+        // (an empty link would fail at run time).
+        if let Some(e) = fb.entries.iter().find(|e| {
+            e.kind == crate::input::fatbin::EntryKind::Other(crate::input::fatbin::KIND_LTO_IR)
+                && e.sm <= self.arch.sm
+        }) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "holds only LTO IR for {} (lto_{}: nvcc -dlto); culink does no link-time optimization: compile it with -rdc=true and code=sm_{} or compute_{}",
+                    self.arch, e.sm, self.arch.sm, e.sm
+                ),
+            ));
         }
         Ok(None)
     }
@@ -489,6 +506,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 },
                 group: Group::Always,
             }),
+            Err(Note::NoArch) if ctx.quiet_arch => {}
             Err(Note::NoArch) => out.warnings.push(Error::new(
                 ErrorKind::Arch,
                 format!("SM Arch ('{arch}') not found in '{}'", nb.name),
@@ -600,6 +618,7 @@ pub(crate) fn expand_all<'b>(
     let ctx = Ctx {
         arch,
         ptxas: opts.ptxas.as_deref(),
+        quiet_arch: opts.suppress_arch_warning,
     };
     let results: Vec<Result<Expanded<'b>>> = blobs
         .par_iter()
@@ -673,6 +692,7 @@ pub(crate) fn parse_all<'d, 'm>(
     images: &'d [Image<'_>],
     arch: SmArch,
     verbose: bool,
+    keep_system_libraries: bool,
     mappings: &Mappings<'m>,
     diags: &mut Diags,
 ) -> std::result::Result<ParsedInputs<'d, 'm>, LinkFailure> {
@@ -712,7 +732,7 @@ pub(crate) fn parse_all<'d, 'm>(
     }
     diags.checkpoint()?;
     let groups: Vec<Group> = images.iter().map(|i| i.group).collect();
-    let keep = select(&files, &groups);
+    let keep = select(&files, &groups, keep_system_libraries);
     let mut out = Vec::with_capacity(files.len());
     let mut pages = Vec::with_capacity(files.len());
     for ((f, d), &k) in files.into_iter().zip(deferred).zip(&keep) {
@@ -805,9 +825,10 @@ fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
 
 /// Which images are linked: every `Always` image; `Lazy` members that define a
 /// symbol still undefined (repeated to a fixpoint, in image order); and the
-/// `DevRt` images only when undefined symbols remain after that (all of them,
-/// or lazily when `DevRt { lazy: true }`).
-pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group]) -> Vec<bool> {
+/// `DevRt` images only when undefined symbols remain after that, or always
+/// with `keep_devrt` (`-keep-system-libraries`) (all of them, or lazily when
+/// `DevRt { lazy: true }`).
+pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group], keep_devrt: bool) -> Vec<bool> {
     let _span = tracing::debug_span!("select_members").entered();
     if groups.iter().all(|g| *g == Group::Always) {
         return vec![true; files.len()]; // nothing to select (no archive, no -lcudadevrt)
@@ -825,7 +846,7 @@ pub(crate) fn select(files: &[InputFile<'_>], groups: &[Group]) -> Vec<bool> {
         }
     }
     sel.fixpoint(|i| groups[i] == Group::Lazy);
-    if sel.any_undefined() {
+    if keep_devrt || sel.any_undefined() {
         for (i, g) in groups.iter().enumerate() {
             if *g == (Group::DevRt { lazy: false }) {
                 sel.keep[i] = true;
@@ -1090,6 +1111,7 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
     let ctx = Ctx {
         arch,
         ptxas: Some(Path::new("/nonexistent/culink-hints-no-ptxas")),
+        quiet_arch: true,
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut out = Vec::new();

@@ -194,8 +194,18 @@ fn link_inner(
         files,
         keep: kept,
         pages,
-    } = load::parse_all(&images, arch, opts.verbose, &mappings, &mut diags)?;
-    let (register_ids, host_kernels) = load::loaded_modules(&modules, &images, &kept);
+    } = load::parse_all(
+        &images,
+        arch,
+        opts.verbose,
+        opts.keep_system_libraries,
+        &mappings,
+        &mut diags,
+    )?;
+    let (register_ids, mut host_kernels) = load::loaded_modules(&modules, &images, &kept);
+    if opts.ignore_host_info {
+        host_kernels = None;
+    }
     if files.is_empty() {
         // As nvlink: inputs without code for the target were warned about
         // (`SM Arch ('sm_90') not found in 'x.o'`); the output is an empty
@@ -234,6 +244,12 @@ fn link_inner(
         kernels_used.as_deref(),
         host_kernels.as_deref(),
     );
+    if opts.device_debug && opts.suppress_debug_info && host_kernels.is_some() {
+        let host_only = live::mark(&files, &db, None, host_kernels.as_deref());
+        live.host_unused = (0..live.funcs.len())
+            .map(|i| live.funcs[i].is_kernel && !host_only.live[i])
+            .collect();
+    }
     if opts.relocatable || opts.preserve_relocs || opts.device_debug {
         // nvlink strips nothing in these modes (no host-reference pruning either:
         // `-r` of host objects equals `-r` of the same cubins).

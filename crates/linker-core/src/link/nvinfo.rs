@@ -864,7 +864,12 @@ pub(crate) fn build(
         if barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
             kernel_barriers.insert(fi, barriers);
         }
-        min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
+        if !live.host_unused.get(fi as usize).copied().unwrap_or(false) {
+            min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
+        }
+    }
+    if opts.suppress_stack_size_warning {
+        stack_warnings.clear();
     }
     let nwarn = stack_warnings.len();
     for w in stack_warnings.iter().take(MAX_STACK_WARNINGS) {
