@@ -82,6 +82,9 @@ pub struct LinkCommand {
     /// `-lto` / `-dlto`: nvlink's link-time optimization was asked for; culink
     /// links the inputs' compiled code (or their PTX) and says so.
     pub link_time_opt: bool,
+    /// `-arch=compute_XX`: a virtual target; only the register-link file is
+    /// written (see `linker_core::virtual_target_modules`).
+    pub virtual_target: bool,
 }
 
 /// What the user asked for.
@@ -639,7 +642,18 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             "No input files specified; use option --help for more information",
         ));
     }
-    if cmd.output.is_none() {
+    // A virtual target (`compute_XX`, what nvcc -dlink passes for a PTX-only
+    // build, without -o): nothing is linked, only the register-link file
+    // written (nvlink 13.0.88). `lto_XX` is refused as nvlink refuses it.
+    if let Some(t) = arch_text.as_deref() {
+        if t.starts_with("lto_") {
+            return Err(UsageError::fatal(format!(
+                "Link target of '{t}' is virtual target that is not JIT-able; use 'sm_' target instead"
+            )));
+        }
+        cmd.virtual_target = t.starts_with("compute_");
+    }
+    if cmd.output.is_none() && !cmd.virtual_target {
         return Err(UsageError::fatal("Must specify output file with -o option"));
     }
     let arch = match &arch_text {

@@ -215,6 +215,9 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 fn link(cmd: LinkCommand) -> ExitCode {
     let _span = tracing::info_span!("link").entered();
+    if cmd.virtual_target {
+        return virtual_target(&cmd);
+    }
     let Some(output) = cmd.output.clone() else {
         eprintln!("culink: fatal: Must specify output file with -o option");
         return ExitCode::from(1);
@@ -405,6 +408,41 @@ fn fixed_mmap_threshold() {
         // exists; it only changes an allocation policy.
         unsafe {
             mallopt(M_MMAP_THRESHOLD, 64 << 10);
+        }
+    }
+}
+
+/// `-arch=compute_XX`: no device link (the driver JIT-links the PTX); as
+/// nvlink, no cubin is written, even with `-o`, and the register-link file
+/// lists every module of the inputs and libraries.
+fn virtual_target(cmd: &LinkCommand) -> ExitCode {
+    match linker_core::virtual_target_modules(&cmd.options) {
+        Ok((ids, diagnostics)) => {
+            for d in &diagnostics {
+                if d.severity == Severity::Warning && !cmd.options.no_warnings {
+                    eprintln!("culink: warning: {}", d.error);
+                }
+            }
+            if let Some(path) = &cmd.driver.register_link_binaries {
+                let text = linker_core::register_link_source(&ids);
+                let mut file = output::AtomicOutput::new(path);
+                if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.commit()) {
+                    eprintln!("culink: fatal: {}: {e}", path.display());
+                    return ExitCode::from(1);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            for d in &failure.diagnostics {
+                let sev = match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Info => continue,
+                };
+                eprintln!("culink: {sev}: {}", d.error);
+            }
+            ExitCode::from(1)
         }
     }
 }

@@ -885,3 +885,42 @@ fn nvlink_options_users_pass_match_nvlink() {
     }
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// A PTX-only build (`-arch=compute_90`): nvcc -dlink runs the device linker
+/// with the virtual target and no `-o`; nvlink links nothing and writes only
+/// the register-link file, listing every module of the inputs and of
+/// libcudadevrt (needed or not). Through the shadow toolkit: the same
+/// register file and a host object; `lto_90` is refused as by nvlink. (culink
+/// refused the command line for want of `-o` before: every PTX-only nvcc
+/// build failed at its device link.)
+#[test]
+fn virtual_target_device_link_through_the_shadow_toolkit() {
+    let Some(k) = kit("virtual") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    for (stem, src) in [("a", A_CU), ("b", B_CU), ("main", MAIN_CU)] {
+        k.nvcc_dc(&real_nvcc, stem, src, &["-arch=compute_90"]);
+    }
+    let shadow = k.shadow();
+    let dlink = |nvcc: &Path, keep: &str| {
+        std::fs::create_dir_all(k.dir.join(keep)).unwrap();
+        run(
+            Command::new(nvcc)
+                .current_dir(&k.dir)
+                .args(["-ccbin", &k.cc, "-arch=compute_90"])
+                .args(["-dlink", "a.o", "b.o", "main.o", "-o", &format!("{keep}.o")])
+                .args(["-keep", "-keep-dir", keep]),
+            &format!("nvcc -dlink -arch=compute_90 ({keep})"),
+        );
+    };
+    dlink(&real_nvcc, "nv");
+    dlink(&shadow.join("bin/nvcc"), "cu");
+    let reg = |keep: &str| std::fs::read_to_string(k.dir.join(keep).join(format!("{keep}.reg.c")));
+    let ours = reg("cu").unwrap();
+    assert_eq!(ours, reg("nv").unwrap());
+    assert!(ours.contains("cuda_device_runtime"), "{ours}");
+    assert!(k.dir.join("cu.o").is_file());
+    let lto = culink_in(&k.dir, &["-arch=lto_90", "a.o", "-o", "x.cubin"]);
+    assert!(!lto.status.success());
+    assert!(text(&lto.stderr).contains("not JIT-able"));
+    let _ = std::fs::remove_dir_all(&k.dir);
+}

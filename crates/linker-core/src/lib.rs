@@ -35,4 +35,4 @@ pub use config::{
 };
 pub use cubin::Cubin;
 pub use error::{Error, ErrorKind, Result};
-pub use link::{link, link_to};
+pub use link::{link, link_to, virtual_target_modules};

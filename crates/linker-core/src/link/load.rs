@@ -377,6 +377,9 @@ struct Ctx<'o> {
     ptxas: Option<&'o Path>,
     /// `-suppress-arch-warning`.
     quiet_arch: bool,
+    /// Only the modules are wanted (a virtual target): no image is extracted,
+    /// no PTX compiled.
+    ids_only: bool,
 }
 
 impl Ctx<'_> {
@@ -385,6 +388,9 @@ impl Ctx<'_> {
     /// fatbinary has nothing for the target.
     fn image_of_fatbin<'x>(&self, data: &'x [u8], name: &str) -> Result<Option<Cow<'x, [u8]>>> {
         let fb = Fatbin::parse(data)?;
+        if self.ids_only {
+            return Ok(None);
+        }
         if let Some(e) = fb.select_elf(|sm, variant| {
             super::blackwell::arch_compatible(SmArch::new(sm), variant, self.arch)
         }) {
@@ -456,6 +462,7 @@ impl Ctx<'_> {
                     .map_err(|e| in_file(e.in_section(section).at(off)))?;
                 Ok((info, img.ok_or(Note::NoArch)))
             }
+            InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
                 let img = ptx::compile(data, name, self.arch, &ptxas)?;
@@ -612,13 +619,15 @@ pub(crate) fn expand_all<'b>(
     blobs: &'b [NamedBlob],
     opts: &LinkOptions,
     arch: SmArch,
+    ids_only: bool,
     diags: &mut Diags,
 ) -> std::result::Result<(Vec<Image<'b>>, Vec<Module>), LinkFailure> {
     let _span = tracing::info_span!("expand_inputs", count = blobs.len()).entered();
     let ctx = Ctx {
         arch,
         ptxas: opts.ptxas.as_deref(),
-        quiet_arch: opts.suppress_arch_warning,
+        quiet_arch: opts.suppress_arch_warning || ids_only,
+        ids_only,
     };
     let results: Vec<Result<Expanded<'b>>> = blobs
         .par_iter()
@@ -1112,6 +1121,7 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
         arch,
         ptxas: Some(Path::new("/nonexistent/culink-hints-no-ptxas")),
         quiet_arch: true,
+        ids_only: false,
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut out = Vec::new();

@@ -152,6 +152,33 @@ pub fn link_to(
     })
 }
 
+/// The register-link ids of a link for a *virtual* target
+/// (`-arch=compute_XX`, what `nvcc -dlink` runs for a PTX-only build): as
+/// nvlink 13.0.88, nothing is linked and no cubin is written (the driver
+/// JIT-links the PTX); the modules of every input and every library
+/// (archives and libcudadevrt whole, needed or not) are listed, in
+/// command-line order, libraries last. Returns them and the warnings.
+pub fn virtual_target_modules(
+    opts: &LinkOptions,
+) -> Result<(Vec<String>, Vec<Diagnostic>), LinkFailure> {
+    let _span = tracing::info_span!("virtual_target").entered();
+    let mut diags = Diags {
+        no_warnings: opts.no_warnings,
+        werror: opts.warnings_as_errors,
+        ..Diags::default()
+    };
+    let Some(arch) = opts.arch else {
+        return Err(diags.fail(Error::usage(
+            "no target architecture given; use -arch=compute_XX",
+        )));
+    };
+    let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
+    let (_, modules) = load::expand_all(&blobs, opts, arch, true, &mut diags)?;
+    let ids = modules.into_iter().filter_map(|m| m.info.reg_id).collect();
+    diags.checkpoint()?;
+    Ok((ids, diags.list))
+}
+
 fn link_inner(
     opts: &LinkOptions,
     sink: &mut dyn OutputSink,
@@ -188,7 +215,7 @@ fn link_inner(
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (images, modules) = load::expand_all(&blobs, opts, arch, &mut diags)?;
+    let (images, modules) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,
