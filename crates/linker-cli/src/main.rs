@@ -298,6 +298,9 @@ fn link(cmd: LinkCommand) -> ExitCode {
                 eprintln!("culink: fatal: {}: {e}", output.display());
                 return ExitCode::from(1);
             }
+            if cmd.options.verbose {
+                print_resource_usage(&output);
+            }
             if let Err(e) = write_reports(&cmd, &reports, &output) {
                 eprintln!("culink: fatal: {e}");
                 return ExitCode::from(1);
@@ -443,6 +446,19 @@ fn virtual_target(cmd: &LinkCommand) -> ExitCode {
                 eprintln!("culink: {sev}: {}", d.error);
             }
             ExitCode::from(1)
+        }
+    }
+}
+
+/// `-v`: the output's resource usage, as nvlink -v prints it (what `nvcc
+/// --resource-usage` shows for an `-rdc` build), read back from the output.
+fn print_resource_usage(output: &Path) {
+    let Ok(bytes) = std::fs::read(output) else {
+        return;
+    };
+    if let Ok(cubin) = Cubin::parse(&bytes) {
+        for line in linker_core::resources::resource_usage(&cubin).lines() {
+            eprintln!("culink: info: {line}");
         }
     }
 }

@@ -924,3 +924,82 @@ fn virtual_target_device_link_through_the_shadow_toolkit() {
     assert!(text(&lto.stderr).contains("not JIT-able"));
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// `-v` (what `nvcc --resource-usage` passes): the resource report nvlink
+/// prints (gmem and module banks, then per kernel registers, barriers,
+/// stack, shared memory, constant banks, local memory, header slots) equals
+/// nvlink's line for line (order aside: culink's kernel order follows its
+/// own symbol table). Fixtures covering textures and samplers, bank-2
+/// constants (sm_75-89), shared windows with the sm_90+ reserve, stack trees,
+/// recursion, Blackwell (no cmem) and `-r`. All 503 fixture links were
+/// compared the same way when the report was written (docs/cli.md).
+#[test]
+fn verbose_resource_usage_matches_nvlink() {
+    let Some(k) = kit("resources") else { return };
+    let pat = |l: &str| {
+        l.contains("bytes gmem")
+            || l.contains("Function properties for")
+            || l.contains("registers, used")
+    };
+    for (case, arch, extra) in [
+        ("all_nine", "80", &[][..]),
+        ("all_nine", "90", &[][..]),
+        ("all_nine", "100", &[][..]),
+        ("cu_bank2", "80", &[][..]),
+        ("cu_features", "90", &[][..]),
+        ("cu_features", "120", &[][..]),
+        ("tex_unused_sampler_surf", "90", &[][..]),
+        ("mutual_recursion", "90", &[][..]),
+        ("relocatable", "100", &["-r"][..]),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/link")
+            .join(case);
+        let text_of = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let inputs: Vec<String> = text_of("case.txt")
+            .lines()
+            .find_map(|l| l.strip_prefix("inputs: "))
+            .unwrap()
+            .split_whitespace()
+            .map(|i| dir.join(format!("{i}.sm_{arch}.o")).display().to_string())
+            .collect();
+        let args = |out: &str| -> Vec<String> {
+            let mut a = vec!["-v".to_string(), format!("-arch=sm_{arch}")];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a.extend(inputs.iter().cloned());
+            a.extend(["-o".into(), k.dir.join(out).display().to_string()]);
+            a
+        };
+        let lines = |o: &Output, prefix: &str| -> Vec<String> {
+            let mut v: Vec<String> = text(&o.stderr)
+                .lines()
+                .filter(|l| pat(l))
+                .map(|l| l.strip_prefix(prefix).unwrap_or(l).to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        let nv = run(
+            Command::new(k.root.join("bin/nvlink")).args(args("nv.cubin")),
+            "nvlink -v",
+        );
+        let cu = culink(&args("cu.cubin"));
+        assert!(
+            cu.status.success(),
+            "{case} sm_{arch}: {}",
+            text(&cu.stderr)
+        );
+        let ours = lines(&cu, "culink: info: ");
+        assert!(
+            ours.len() >= 3,
+            "{case} sm_{arch}: no report: {}",
+            text(&cu.stderr)
+        );
+        assert_eq!(
+            ours,
+            lines(&nv, "nvlink info    : "),
+            "{case} sm_{arch} {extra:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&k.dir);
+}

@@ -14,6 +14,7 @@
 //! - [`reloc`]: the R_CUDA relocation table and the one bit-field applier.
 //! - [`input`]: input containers (fatbinary, host objects, archives, PTX).
 //! - [`dump`] and [`diff`]: the readable dump and the semantic equivalence check.
+//! - [`resources`]: the per-kernel resource report of a linked cubin (`nvlink -v`).
 
 pub mod arch;
 pub mod config;
@@ -26,6 +27,7 @@ mod fxhash;
 pub mod input;
 pub mod link;
 pub mod reloc;
+pub mod resources;
 mod view;
 
 pub use arch::SmArch;
