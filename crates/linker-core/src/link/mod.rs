@@ -273,7 +273,8 @@ fn link_inner(
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
-    debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r)).map_err(LinkFailure::from)?;
+    debugline::rebuild(&files, &db, &mut plan, &|r| syms.output_index(r))
+        .map_err(LinkFailure::from)?;
     // The kept relocations become section bytes now that symbol indices are
     // known, before `nvinfo` adds its records to the peak (-4 MB at N = 2000).
     relocate::finish(&syms, &mut plan);
