@@ -241,7 +241,14 @@ fn link_inner(
     }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
-    let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
+    let mut plan = sections::plan(
+        &files,
+        &db,
+        &live,
+        arch,
+        opts.relocatable,
+        opts.device_debug,
+    );
     if opts.preserve_relocs {
         plan.resolved = Some(preserve::Preserved::default());
     }
@@ -262,6 +269,7 @@ fn link_inner(
     }
     diags.checkpoint()?;
     blackwell::rebuild_debug_frame(&files, &db, &mut plan).map_err(LinkFailure::from)?;
+    blackwell::zero_dead_register_ranges(&files, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
