@@ -19,6 +19,8 @@
 //! every kernel reaching it gets the largest of their bases (culink's rule;
 //! nvlink's choice in that situation is unmeasured). Module-scope variables a
 //! device function uses take their offset in the first kernel that reaches it.
+//! With `-g` the kernels using one `extern __shared__` name share one base too
+//! (measured, see [`layout`]).
 
 use super::live::Live;
 use super::symbols::{SymRef, SymbolDb};
