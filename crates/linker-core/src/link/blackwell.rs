@@ -466,16 +466,22 @@ pub(crate) fn zero_dead_register_ranges(files: &[InputFile<'_>], plan: &mut Plan
             let Some(blocks) = register_blocks(sec.data) else {
                 continue;
             };
-            for (name, ranges) in blocks {
-                // The function the block describes: this object's definition.
-                let dead = f.cubin.symbols.iter().any(|s| {
-                    s.name == name
-                        && s.ty() == STT_FUNC
+            // The functions this object defines whose code is not in the
+            // output (a block names its function: this object's definition).
+            let dead: HashSet<&str> = f
+                .cubin
+                .symbols
+                .iter()
+                .filter(|s| {
+                    s.ty() == STT_FUNC
                         && s.section().is_some_and(|t| {
                             matches!(plan.placement[fid].get(t as usize), Some(None))
                         })
-                });
-                if !dead {
+                })
+                .map(|s| s.name)
+                .collect();
+            for (name, ranges) in blocks {
+                if !dead.contains(name) {
                     continue;
                 }
                 let list = plan.patches[fid].list(sec.index);
@@ -588,6 +594,36 @@ pub(super) fn replace_contents(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_blocks_walk_and_reject_truncation() {
+        // f: 2 entries; g: 0 entries.
+        let mut d = b"f\0".to_vec();
+        d.extend_from_slice(&2u32.to_le_bytes());
+        for (x, reg, lo, hi) in [
+            (0u32, &b"%r1\0"[..], 0x10u32, 0x20u32),
+            (1, b"%p2\0", 0x30, 0x40),
+        ] {
+            d.extend_from_slice(&x.to_le_bytes());
+            d.extend_from_slice(reg);
+            d.extend_from_slice(&0x0500_0000u32.to_le_bytes());
+            d.extend_from_slice(&lo.to_le_bytes());
+            d.extend_from_slice(&hi.to_le_bytes());
+        }
+        d.extend_from_slice(b"g\0");
+        d.extend_from_slice(&0u32.to_le_bytes());
+        let blocks = register_blocks(&d).expect("well formed");
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].0, "f");
+        // Entry 0: name at 6 + 4 = 10, ranges after "%r1\0" and the kind.
+        assert_eq!(blocks[0].1, vec![18, 38]);
+        assert_eq!(u32::from_le_bytes(d[18..22].try_into().unwrap()), 0x10);
+        assert_eq!(u32::from_le_bytes(d[38..42].try_into().unwrap()), 0x30);
+        assert!(blocks[1].1.is_empty());
+        for cut in 1..d.len() - 6 {
+            assert!(register_blocks(&d[..cut]).is_none(), "cut at {cut}");
+        }
+    }
 
     #[test]
     fn compat_matrix() {
