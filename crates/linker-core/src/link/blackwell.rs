@@ -26,15 +26,16 @@
 //!   relocation addends assume 0x70-byte units where the units are 0x68 long;
 //!   nvlink writes the true offsets).
 
-use super::sections::{Body, Plan, Role};
+use super::sections::{Body, Patch, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
 use super::InputFile;
 use crate::arch::{ArchVariant, SmArch};
 use crate::cubin::compat::{self, EiCompat};
 use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
 use crate::cubin::Cubin;
-use crate::elf::{SHT_CUDA_COMPAT, STT_SECTION};
+use crate::elf::{SHT_CUDA_COMPAT, STT_FUNC, STT_SECTION};
 use crate::fxhash::HashSet;
+use crate::reloc::table::RelocType;
 
 /// The `a`/`f` variant an input was compiled for, as far as the object tells
 /// (`f` objects are indistinguishable from plain ones: reported as `Base`).
@@ -437,6 +438,100 @@ pub(crate) fn rebuild_debug_frame(
     Ok(())
 }
 
+/// `.nv_debug_info_reg_sass` (nvcc `-G` objects) of a function whose code is
+/// not in the output: nvlink 13.0.88 on sm_100+ zeroes the code range of each
+/// of its register entries and keeps the rest (measured at sm_100/120, with
+/// and without `-g`: the losing copy of a template instantiated in two `-G`
+/// objects, fixture `cu_debug_shared_g`; sm_75-90 copy the section as is,
+/// and the Mercury twin is copied as is). The section is, per function: its
+/// name (NUL-terminated), a `u32` count, then that many entries of a `u32`,
+/// the register's name (NUL-terminated), a `u32` (location kind) and the
+/// `u32` start and end of the code range. A contribution this reader cannot
+/// walk to its end is left as is.
+pub(crate) fn zero_dead_register_ranges(files: &[InputFile<'_>], plan: &mut Plan) {
+    if !plan.arch.is_blackwell_or_later() || plan.relocatable {
+        return;
+    }
+    for f in files {
+        let fid = f.id.0 as usize;
+        for sec in f
+            .cubin
+            .sections
+            .iter()
+            .filter(|s| s.name == ".nv_debug_info_reg_sass")
+        {
+            if plan.placement[fid][sec.index as usize].is_none() {
+                continue;
+            }
+            let Some(blocks) = register_blocks(sec.data) else {
+                continue;
+            };
+            // The functions this object defines whose code is not in the
+            // output (a block names its function: this object's definition).
+            let dead: HashSet<&str> = f
+                .cubin
+                .symbols
+                .iter()
+                .filter(|s| {
+                    s.ty() == STT_FUNC
+                        && s.section().is_some_and(|t| {
+                            matches!(plan.placement[fid].get(t as usize), Some(None))
+                        })
+                })
+                .map(|s| s.name)
+                .collect();
+            for (name, ranges) in blocks {
+                if !dead.contains(name) {
+                    continue;
+                }
+                let list = plan.patches[fid].list(sec.index);
+                for at in ranges {
+                    for offset in [at, at + 4] {
+                        list.push(Patch {
+                            offset,
+                            rtype: RelocType::R_CUDA_32.0,
+                            value: 0,
+                            bank: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The function blocks of a `.nv_debug_info_reg_sass` contribution: each
+/// function's name and the offsets of its entries' code ranges; `None` when
+/// the data is not that format to its end.
+fn register_blocks(data: &[u8]) -> Option<Vec<(&str, Vec<u64>)>> {
+    let cstr = |at: usize| -> Option<(&[u8], usize)> {
+        let rest = data.get(at..)?;
+        let n = rest.iter().position(|&b| b == 0)?;
+        Some((&rest[..n], at + n + 1))
+    };
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+    };
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < data.len() {
+        let (name, next) = cstr(at)?;
+        let name = std::str::from_utf8(name).ok()?;
+        let count = u32_at(next)?;
+        at = next + 4;
+        let mut ranges = Vec::new();
+        for _ in 0..count {
+            let (_, next) = cstr(at.checked_add(4)?)?;
+            let range = next.checked_add(4)?;
+            data.get(range..range.checked_add(8)?)?;
+            ranges.push(range as u64);
+            at = range + 8;
+        }
+        out.push((name, ranges));
+    }
+    Some(out)
+}
+
 /// The merged debug section `name` of the output, when it is built from pieces.
 pub(super) fn debug_section(plan: &Plan, name: &str) -> Option<super::OutSecId> {
     plan.sections
@@ -499,6 +594,36 @@ pub(super) fn replace_contents(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_blocks_walk_and_reject_truncation() {
+        // f: 2 entries; g: 0 entries.
+        let mut d = b"f\0".to_vec();
+        d.extend_from_slice(&2u32.to_le_bytes());
+        for (x, reg, lo, hi) in [
+            (0u32, &b"%r1\0"[..], 0x10u32, 0x20u32),
+            (1, b"%p2\0", 0x30, 0x40),
+        ] {
+            d.extend_from_slice(&x.to_le_bytes());
+            d.extend_from_slice(reg);
+            d.extend_from_slice(&0x0500_0000u32.to_le_bytes());
+            d.extend_from_slice(&lo.to_le_bytes());
+            d.extend_from_slice(&hi.to_le_bytes());
+        }
+        d.extend_from_slice(b"g\0");
+        d.extend_from_slice(&0u32.to_le_bytes());
+        let blocks = register_blocks(&d).expect("well formed");
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].0, "f");
+        // Entry 0: name at 6 + 4 = 10, ranges after "%r1\0" and the kind.
+        assert_eq!(blocks[0].1, vec![18, 38]);
+        assert_eq!(u32::from_le_bytes(d[18..22].try_into().unwrap()), 0x10);
+        assert_eq!(u32::from_le_bytes(d[38..42].try_into().unwrap()), 0x30);
+        assert!(blocks[1].1.is_empty());
+        for cut in 1..d.len() - 6 {
+            assert!(register_blocks(&d[..cut]).is_none(), "cut at {cut}");
+        }
+    }
 
     #[test]
     fn compat_matrix() {

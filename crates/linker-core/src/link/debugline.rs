@@ -19,17 +19,26 @@
 //!   contribution (0x22 after a 0x22-byte `.debug_str` of the object before;
 //!   `.nv_debug_line_sass` keeps them).
 //!
-//! In `-g` links the sequences of dead code (a losing weak twin's) go too, but
-//! the rest keep their order (sorting them by symbol index matched fewer of
-//! the measured `-G` links: nvlink moves some, by a rule not found yet).
+//! In `-g` links the sequences of dead code (a losing weak twin's) go too,
+//! and the rest are ordered by the same rule, nvlink's output symbol index —
+//! but nvlink writes a `-g` link's symbol table in another order than
+//! culink's (which `culink diff` does not compare): each input's local
+//! symbols and the weak definitions it mentions first, in input symbol order,
+//! input after input, then the other globals in first-mention order
+//! (measured at sm_100/120 on nvcc `-G` builds of the `cu_features`,
+//! `cu_templates`, `cu_lambda_new` sources and variations: a global
+//! defined before a `static` function moves after it; a weak template
+//! instance another input calls first moves among the globals; a weak
+//! definition replaced by a later input's with fewer registers keeps the
+//! first one's place). [`sort_key`] gives that order.
 //!
 //! Runs after the symbol table is built (for the order), before the kept
 //! relocations are serialized: they move with their bytes.
 
 use super::sections::{Body, Plan};
-use super::symbols::SymRef;
+use super::symbols::{SymRef, SymbolDb};
 use super::InputFile;
-use crate::elf::STT_SECTION;
+use crate::elf::{STB_LOCAL, STB_WEAK, STT_SECTION};
 
 /// The line-table sections rewritten (same format).
 const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
@@ -38,6 +47,63 @@ const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
 const DW_LNE_END_SEQUENCE: u8 = 0x01;
 /// `DW_LNS_fixed_advance_pc`: its operand is a 2-byte `uhalf`, not a LEB128.
 const DW_LNS_FIXED_ADVANCE_PC: u8 = 0x09;
+
+/// A sequence's place in the output order: (region, first, second), compared
+/// as a tuple (see [`sort_key`]).
+type Key = (u8, u32, u32);
+
+/// The key of a sequence naming no function: after all others.
+const NO_FUNCTION: Key = (2, 0, 0);
+
+/// The output-order key of function symbol `func` of `f`: its position in
+/// nvlink's symbol table.
+///
+/// Without `-g` that is culink's output index. With `-g` (device-debug
+/// links) nvlink writes the table in another order, measured at sm_100/120
+/// (nvcc `-G` objects): each input's local symbols and the weak definitions
+/// it mentions first, in input order and input after input, then every other
+/// global in first-mention order. So a local or first-mentioned weak function
+/// sorts by (input, input symbol index) before every global one, which keeps
+/// culink's (first-mention) order among themselves; a weak function an
+/// earlier input mentioned first (undefined there) sorts with the globals.
+fn sort_key(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    func: u32,
+    device_debug: bool,
+    order: &dyn Fn(SymRef) -> u32,
+) -> Key {
+    let here = SymRef {
+        file: f.id,
+        index: func,
+    };
+    let global = || (1, order(here), 0);
+    if !device_debug {
+        return global();
+    }
+    let Some(sym) = f.cubin.symbols.get(func as usize) else {
+        return global();
+    };
+    if sym.bind() == STB_LOCAL {
+        return (0, f.id.0, func);
+    }
+    let Some(g) = db.global_of[f.id.0 as usize]
+        .get(func as usize)
+        .copied()
+        .flatten()
+    else {
+        return global();
+    };
+    let m = db.global(g).1.first_mention;
+    let first = files
+        .get(m.file.0 as usize)
+        .and_then(|mf| mf.cubin.symbols.get(m.index as usize));
+    match first {
+        Some(s) if s.bind() == STB_WEAK && !s.is_undefined() => (0, m.file.0, m.index),
+        _ => global(),
+    }
+}
 
 /// One unit of a line table: its header and sequences, as byte ranges.
 struct Unit {
@@ -140,6 +206,7 @@ fn units(data: &[u8]) -> Option<Vec<Unit>> {
 /// `order` gives a symbol's output index.
 pub(crate) fn rebuild(
     files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
     plan: &mut Plan,
     order: &dyn Fn(SymRef) -> u32,
 ) -> crate::error::Result<()> {
@@ -148,7 +215,7 @@ pub(crate) fn rebuild(
     }
     for name in LINE_SECTIONS {
         if let Some(id) = super::blackwell::debug_section(plan, name) {
-            rebuild_one(files, plan, id, name == ".debug_line", order)?;
+            rebuild_one(files, db, plan, id, name == ".debug_line", order)?;
         }
     }
     Ok(())
@@ -156,6 +223,7 @@ pub(crate) fn rebuild(
 
 fn rebuild_one(
     files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
     plan: &mut Plan,
     id: super::OutSecId,
     str_base: bool,
@@ -164,6 +232,7 @@ fn rebuild_one(
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
         return Ok(());
     };
+    let device_debug = plan.device_debug;
     let mut bytes: Vec<u8> = Vec::new();
     // (old output offset range start, end, new start) of every kept range.
     let mut moved: Vec<(u64, u64, u64)> = Vec::new();
@@ -186,7 +255,7 @@ fn rebuild_one(
         };
         // The function each relocated place names, by input offset: whether
         // its code is in the output, and its output symbol index.
-        let mut targets: Vec<(u64, bool, u32)> = Vec::new();
+        let mut targets: Vec<(u64, bool, Key)> = Vec::new();
         for rs in f
             .cubin
             .sections
@@ -206,18 +275,15 @@ fn rebuild_one(
                     r.sym
                 };
                 let key = if func == 0 {
-                    u32::MAX
+                    NO_FUNCTION
                 } else {
-                    order(SymRef {
-                        file: f.id,
-                        index: func,
-                    })
+                    sort_key(files, db, f, func, device_debug, order)
                 };
                 targets.push((r.offset, live, key));
             }
         }
         targets.sort_unstable();
-        let target = |(s, e): (usize, usize)| -> Option<(bool, u32)> {
+        let target = |(s, e): (usize, usize)| -> Option<(bool, Key)> {
             let i = targets.partition_point(|t| t.0 < s as u64);
             targets
                 .get(i)
@@ -238,9 +304,7 @@ fn rebuild_one(
                 u.sequences.iter().copied().filter(|&r| !dead(r)).collect();
             // By output symbol index (stable: sequences without a function
             // keep their place after those with one).
-            if !plan.device_debug {
-                kept.sort_by_key(|&r| target(r).map_or(u32::MAX, |t| t.1));
-            }
+            kept.sort_by_key(|&r| target(r).map_or(NO_FUNCTION, |t| t.1));
             if kept != u.sequences {
                 changed = true;
             }

@@ -692,13 +692,41 @@ impl<'d> Mercury<'d> {
                         }
                         continue;
                     }
+                    // Shared memory named by debug information (nvcc -G's
+                    // `.nv.merc.debug_info`): written as in the SASS twin
+                    // (`shared::debug_location`; measured at sm_100/120: the
+                    // `extern __shared__` array 0x3ff without -g, the dynamic
+                    // base + 0x400 with it, a kernel's variable its offset +
+                    // 0x400, the addends holding the reserve).
+                    if debug_target {
+                        if let Some(sr) = super::shared::classify(files, db, here) {
+                            let name = db.global_of[fid].get(si as usize).copied().flatten();
+                            let cuda = match rtype {
+                                rm::R_MERCURY_ABS64 => Some(RelocType::R_CUDA_64.0),
+                                rm::R_MERCURY_ABS32 => Some(RelocType::R_CUDA_32.0),
+                                _ => None,
+                            };
+                            if let (Some(v), Some(cuda)) =
+                                (super::shared::debug_location(plan, &sr, name), cuda)
+                            {
+                                patch(plan, cuda, v.wrapping_add(addend as u64));
+                            }
+                            continue;
+                        }
+                    }
                     if sym.is_undefined()
                         && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
                             || sym.other & STO_CUDA_SHARED != 0)
                     {
                         continue; // resolved (unified table: 0; extern shared: the window)
                     }
+                    // As in the SASS twins (`relocate.rs`): a weak twin's
+                    // `.nv.merc.debug_info`/`.nv.merc.debug_loc` entries stay,
+                    // pointing at the winner (measured at sm_100/120, a
+                    // template in two -G objects, fixture `cu_debug_shared_g`).
                     if debug_target
+                        && target.name != ".nv.merc.debug_info"
+                        && target.name != ".nv.merc.debug_loc"
                         && !sym.is_undefined()
                         && sym.ty() != STT_SECTION
                         && def != Some(here)
@@ -735,8 +763,15 @@ impl<'d> Mercury<'d> {
                             operands.push(op);
                         }
                     }
-                    if dsec.sh_type == SHT_CUDA_SHARED || in_const {
-                        continue; // resolved by the linker
+                    // Resolved by the linker; but debug information keeps its
+                    // driver relocations against constant variables, as the
+                    // SASS twin does (measured at sm_100/120: `.nv.merc.debug_info`'s
+                    // `R_MERCURY_G64` against a `__constant__` array).
+                    let driver_debug = debug_target
+                        && rm::describe_mercury(rtype)
+                            .is_some_and(|d| d.class == crate::reloc::table::ResolverClass::Driver);
+                    if dsec.sh_type == SHT_CUDA_SHARED || (in_const && !driver_debug) {
+                        continue;
                     }
                     let msec = self.twin_section(def, dsym, msym, dsec_idx);
                     let Some(dp) = plan.placement[def.file.0 as usize]
@@ -1192,6 +1227,17 @@ impl<'d> Mercury<'d> {
                         .get(j * 4..j * 4 + 4)
                         .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
                     (encode_shndx(real, FIRST_MERC_XINDEX), m_value, None)
+                }
+                // A shared-memory variable (`-g` keeps them, and the
+                // `extern __shared__` object in `.nv_debug.shared`): the
+                // window offset without the 0x400 reserve the SASS value has
+                // (measured at sm_100/120: `st` 0x400 → 0, `dyn` 0x4a0 → 0xa0).
+                _ if !plan.relocatable
+                    && ms.other & STO_CUDA_SHARED != 0
+                    && ms.info & 0xf != STT_SECTION =>
+                {
+                    let v = m_value.saturating_sub(super::shared::SM90_SHARED_RESERVE);
+                    ((m_shndx, 0), v, None)
                 }
                 _ => ((m_shndx, 0), m_value, None),
             };

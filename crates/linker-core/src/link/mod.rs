@@ -284,7 +284,14 @@ fn link_inner(
     }
     lap("live", &mut timings);
     // Phase 4: output sections and every contribution's offset inside them.
-    let mut plan = sections::plan(&files, &db, &live, arch, opts.relocatable);
+    let mut plan = sections::plan(
+        &files,
+        &db,
+        &live,
+        arch,
+        opts.relocatable,
+        opts.device_debug,
+    );
     if opts.preserve_relocs {
         plan.resolved = Some(preserve::Preserved::default());
     }
@@ -305,6 +312,7 @@ fn link_inner(
     }
     diags.checkpoint()?;
     blackwell::rebuild_debug_frame(&files, &db, &mut plan).map_err(LinkFailure::from)?;
+    blackwell::zero_dead_register_ranges(&files, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
         .map_err(LinkFailure::from)?;
@@ -316,7 +324,8 @@ fn link_inner(
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan)
         .map_err(LinkFailure::from)?;
-    debugline::rebuild(&files, &mut plan, &|r| syms.output_index(r)).map_err(LinkFailure::from)?;
+    debugline::rebuild(&files, &db, &mut plan, &|r| syms.output_index(r))
+        .map_err(LinkFailure::from)?;
     // The kept relocations become section bytes now that symbol indices are
     // known, before `nvinfo` adds its records to the peak (-4 MB at N = 2000).
     relocate::finish(&syms, &mut plan);

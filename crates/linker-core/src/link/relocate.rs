@@ -392,36 +392,14 @@ fn classify_file<'d>(
                     .copied()
                     .flatten();
                 // nvcc -G's `.debug_info` refers to shared memory outside any
-                // function (measured, fixture `cu_debug_shared`): a variable is
-                // its offset in the window holding it; an `extern __shared__`
-                // array -1 without -g, the dynamic base with -g (several
-                // kernels with different bases: not measured, an error).
+                // function (measured, fixture `cu_debug_shared`):
+                // `shared::debug_location`.
                 let in_debug = f.cubin.sections[rs.info as usize].flags & SHF_ALLOC == 0;
-                let debug_value = || match &sr {
-                    _ if func.is_some() || !in_debug => None,
-                    super::shared::SharedRef::Dynamic if !plan.device_debug => Some(u64::MAX),
-                    super::shared::SharedRef::Dynamic => {
-                        let mut bases = plan.shared.dyn_base.values().copied();
-                        let first = bases.next()?;
-                        bases.all(|b| b == first).then_some(first)
+                let debug_value = || {
+                    if func.is_some() || !in_debug {
+                        return None;
                     }
-                    super::shared::SharedRef::Var(def) => {
-                        let mut ks: Vec<_> = plan.shared.kernels.iter().collect();
-                        ks.sort_unstable_by_key(|(k, _)| **k);
-                        ks.iter()
-                            .find_map(|(_, w)| w.offsets.get(def).copied())
-                            .or_else(|| {
-                                let mut m: Vec<_> = plan
-                                    .shared
-                                    .module_offsets
-                                    .iter()
-                                    .filter(|((_, d), _)| d == def)
-                                    .map(|((k, _), &v)| (*k, v))
-                                    .collect();
-                                m.sort_unstable();
-                                m.first().map(|&(_, v)| v)
-                            })
-                    }
+                    super::shared::debug_location(plan, &sr, db.global_of[fid][r.sym as usize])
                 };
                 let value = debug_value().or_else(|| {
                     func.and_then(|fi| match sr {

@@ -629,13 +629,14 @@ pub(crate) fn plan(
     live: &Live,
     arch: SmArch,
     relocatable: bool,
+    device_debug: bool,
 ) -> Plan {
     let _span = tracing::info_span!("sections").entered();
     // A relocatable link lays out no shared-memory windows: the final link does.
     let shared = if relocatable {
         super::shared::SharedLayout::default()
     } else {
-        super::shared::layout(files, db, live)
+        super::shared::layout(files, db, live, device_debug)
     };
     let mut plan = Plan {
         sections: Vec::new(),
@@ -654,7 +655,7 @@ pub(crate) fn plan(
         arch,
         relocatable,
         resolved: None,
-        device_debug: false,
+        device_debug,
         reserved_base: Vec::new(),
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();

@@ -19,10 +19,12 @@
 //! every kernel reaching it gets the largest of their bases (culink's rule;
 //! nvlink's choice in that situation is unmeasured). Module-scope variables a
 //! device function uses take their offset in the first kernel that reaches it.
+//! With `-g` the kernels using one `extern __shared__` name share one base too
+//! (measured, see [`layout`]).
 
 use super::live::Live;
 use super::symbols::{SymRef, SymbolDb};
-use super::InputFile;
+use super::{GlobalId, InputFile};
 use crate::arch::SmArch;
 use crate::elf::*;
 use crate::fxhash::HashMap;
@@ -74,6 +76,9 @@ pub(crate) struct SharedLayout {
     pub module_offsets: HashMap<(u32, SymRef), u64>,
     /// Function → dynamic base to patch in its code.
     pub dyn_base: HashMap<u32, u64>,
+    /// `-g`: each `extern __shared__` name's one dynamic base (see
+    /// [`layout`]), for the names some live function uses.
+    pub debug_dyn: HashMap<GlobalId, u64>,
     /// Input module-scope shared sections (not copied): (file, section).
     pub module_sections: BTreeSet<(u32, u32)>,
 }
@@ -120,7 +125,21 @@ pub(crate) fn classify(files: &[InputFile<'_>], db: &SymbolDb<'_>, r: SymRef) ->
 }
 
 /// Lays out every kernel's window.
-pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) -> SharedLayout {
+///
+/// With `-g` (`device_debug`) nvlink makes each `extern __shared__` name one
+/// object in `.nv_debug.shared` (the debug information's view of it), and
+/// every kernel whose call tree uses that name gets the same dynamic base:
+/// the largest of theirs (measured at sm_90 and sm_100, with and without
+/// `-G` objects: two kernels with static windows of 0xa0 and 0x20 bytes
+/// using one `extern __shared__` array both get 0xa0; with two names, one
+/// per kernel, each keeps its own base). Without `-g` each kernel keeps its
+/// own base.
+pub(crate) fn layout(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    device_debug: bool,
+) -> SharedLayout {
     let _span = tracing::info_span!("shared_windows").entered();
     let mut out = SharedLayout::default();
     for f in files {
@@ -133,7 +152,8 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
     // What each live function's own code uses: module-scope variables, dynamic.
     // Each file's relocations are scanned in parallel (a function's code is in
     // one file, so merging the files' results keeps first-use order).
-    type Uses = (Vec<SymRef>, bool);
+    // (module-scope variables, dynamic window used, `extern __shared__` names).
+    type Uses = (Vec<SymRef>, bool, Vec<GlobalId>);
     let scan = |f: &InputFile<'_>| -> Vec<(u32, Uses)> {
         let fid = f.id.0 as usize;
         let mut found: Vec<(u32, Uses)> = Vec::new();
@@ -166,6 +186,11 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
                     Some(SharedRef::Dynamic) => {
                         let i = entry(&mut found);
                         found[i].1 .1 = true;
+                        if let Some(g) = db.global_of[fid].get(r.sym as usize).copied().flatten() {
+                            if !found[i].1 .2.contains(&g) {
+                                found[i].1 .2.push(g);
+                            }
+                        }
                     }
                     Some(SharedRef::Var(def))
                         if files[def.file.0 as usize].cubin.symbols[def.index as usize]
@@ -186,7 +211,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
     };
     let per_file: Vec<Vec<(u32, Uses)>> = files.par_iter().with_min_len(32).map(scan).collect();
     let mut uses: HashMap<u32, Uses> = HashMap::default();
-    for (fi, (vars, dynamic)) in per_file.into_iter().flatten() {
+    for (fi, (vars, dynamic, names)) in per_file.into_iter().flatten() {
         let e = uses.entry(fi).or_default();
         for v in vars {
             if !e.0.contains(&v) {
@@ -194,6 +219,11 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
             }
         }
         e.1 |= dynamic;
+        for g in names {
+            if !e.2.contains(&g) {
+                e.2.push(g);
+            }
+        }
     }
     // Which kernels reach each user function (reverse walk over callers).
     let n = live.funcs.len();
@@ -225,7 +255,7 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
             }
         }
         ks.sort_unstable();
-        let (vars, dynamic) = &uses[&u];
+        let (vars, dynamic, _) = &uses[&u];
         for &k in &ks {
             let e = kernel_uses.entry(k).or_default();
             for v in vars {
@@ -299,13 +329,32 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
         };
         out.kernels.insert(ki, w);
     }
-    // One dynamic base per device function: raise the kernels reaching it.
+    // Groups of kernels that must see one dynamic base: those reaching a
+    // device function that uses it, and with `-g` those using one
+    // `extern __shared__` name (in name order: deterministic).
+    let mut groups: Vec<Vec<u32>> = user_fns
+        .iter()
+        .filter(|u| uses[u].1)
+        .map(|u| reaching[u].clone())
+        .collect();
+    let mut name_kernels: std::collections::BTreeMap<GlobalId, Vec<u32>> = Default::default();
+    if device_debug {
+        for u in &user_fns {
+            for g in &uses[u].2 {
+                let ks = name_kernels.entry(*g).or_default();
+                for k in &reaching[u] {
+                    if !ks.contains(k) {
+                        ks.push(*k);
+                    }
+                }
+            }
+        }
+        groups.extend(name_kernels.values().cloned());
+    }
+    // One dynamic base per group: raise its kernels to the largest.
     loop {
         let mut changed = false;
-        for (&u, ks) in &reaching {
-            if !uses[&u].1 {
-                continue;
-            }
+        for ks in &groups {
             let m = ks
                 .iter()
                 .filter_map(|k| out.kernels.get(k).map(|w| w.dyn_offset))
@@ -324,8 +373,17 @@ pub(crate) fn layout(files: &[InputFile<'_>], db: &SymbolDb<'_>, live: &Live) ->
             break;
         }
     }
+    for (g, ks) in &name_kernels {
+        if let Some(m) = ks
+            .iter()
+            .filter_map(|k| out.kernels.get(k).map(|w| w.dyn_offset))
+            .max()
+        {
+            out.debug_dyn.insert(*g, m);
+        }
+    }
     for (&u, ks) in &reaching {
-        let (vars, dynamic) = &uses[&u];
+        let (vars, dynamic, _) = &uses[&u];
         if *dynamic && !ks.is_empty() {
             let base = ks
                 .iter()
@@ -373,4 +431,51 @@ pub(crate) fn debug_shared_value(
         0
     };
     Some(offset + reserve)
+}
+
+/// The dynamic window's base as `-g` debug information sees it, for the
+/// `extern __shared__` name `name`: the one base of the kernels using that
+/// name ([`layout`]); for a name no live function uses (or none given), the
+/// highest base of any function using the dynamic window. `None` when no
+/// function uses it.
+pub(crate) fn debug_dynamic_base(
+    plan: &super::sections::Plan,
+    name: Option<GlobalId>,
+) -> Option<u64> {
+    name.and_then(|g| plan.shared.debug_dyn.get(&g).copied())
+        .or_else(|| plan.shared.dyn_base.values().copied().max())
+}
+
+/// The value (before the addend) of a shared-memory reference from debug
+/// information outside any function (nvcc `-G`'s `.debug_info` and its
+/// Mercury twin, fixtures `cu_debug_shared`, `cu_debug_shared_g`): a
+/// variable is its offset in the window holding it (the lowest-numbered
+/// kernel's); the `extern __shared__` window (named `name`) is -1 without
+/// `-g` and [`debug_dynamic_base`] with it.
+pub(crate) fn debug_location(
+    plan: &super::sections::Plan,
+    sr: &SharedRef,
+    name: Option<GlobalId>,
+) -> Option<u64> {
+    match sr {
+        SharedRef::Dynamic if !plan.device_debug => Some(u64::MAX),
+        SharedRef::Dynamic => debug_dynamic_base(plan, name),
+        SharedRef::Var(def) => {
+            let mut ks: Vec<_> = plan.shared.kernels.iter().collect();
+            ks.sort_unstable_by_key(|(k, _)| **k);
+            ks.iter()
+                .find_map(|(_, w)| w.offsets.get(def).copied())
+                .or_else(|| {
+                    let mut m: Vec<_> = plan
+                        .shared
+                        .module_offsets
+                        .iter()
+                        .filter(|((_, d), _)| d == def)
+                        .map(|((k, _), &v)| (*k, v))
+                        .collect();
+                    m.sort_unstable();
+                    m.first().map(|&(_, v)| v)
+                })
+        }
+    }
 }

@@ -333,16 +333,19 @@ pub(crate) fn build<'a>(
                 let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
                 let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
                 // `-g`: an `extern __shared__` array stays, as an object at
-                // the dynamic window's base in `.nv_debug.shared` (measured
-                // at sm_75/90 with one kernel, fixture `cu_debug_shared_g`;
-                // several bases or Blackwell's Mercury twin: not followed).
-                if !rel
-                    && plan.device_debug
-                    && sym.other & STO_CUDA_SHARED != 0
-                    && !plan.arch.is_blackwell_or_later()
-                {
-                    let mut bases = plan.shared.dyn_base.values().copied();
-                    let base = bases.next().filter(|&b| bases.all(|x| x == b));
+                // the dynamic window's base in `.nv_debug.shared`
+                // (`shared::debug_dynamic_base`; fixtures `cu_debug_shared_g`,
+                // `cu_debug_shared_static`); on sm_100+ plus the 0x400
+                // reserve (0xa0 at sm_90 is 0x4a0 at sm_100; the Mercury
+                // twin keeps 0xa0, `mercury.rs`).
+                if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
+                    let reserve = if plan.arch.is_blackwell_or_later() {
+                        super::shared::SM90_SHARED_RESERVE
+                    } else {
+                        0
+                    };
+                    let base =
+                        super::shared::debug_dynamic_base(plan, Some(gid)).map(|b| b + reserve);
                     let sec = plan
                         .sections
                         .iter()
