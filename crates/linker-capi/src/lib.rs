@@ -212,6 +212,14 @@ impl State {
         match linker_core::link(&opts) {
             Ok(out) => {
                 self.log_diagnostics(&out.diagnostics);
+                // -verbose: the resource report nvJitLink and nvlink print.
+                if opts.verbose {
+                    if let Ok(cubin) = linker_core::Cubin::parse(&out.cubin) {
+                        for line in linker_core::resources::resource_usage(&cubin).lines() {
+                            push_line(&mut self.info_log, "info", &line);
+                        }
+                    }
+                }
                 self.phase = Phase::Linked(out.cubin);
                 CULINK_SUCCESS
             }

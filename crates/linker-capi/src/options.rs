@@ -8,7 +8,7 @@
 //! | option | effect |
 //! |---|---|
 //! | `-arch=sm_XX`, `-arch sm_XX` (one string or two), `--arch=...`, `-gpu-architecture=...` | target architecture (required) |
-//! | `-v`, `-verbose`, `--verbose`, `-time` | phase timings and statistics in the info log |
+//! | `-v`, `-verbose`, `--verbose`, `-time` | phase timings and statistics in the info log, then the output's resource report (registers, barriers, stack, shared and constant memory per kernel; `linker_core::resources`) |
 //! | `-w`, `--disable-warnings` | no warnings in the info log |
 //! | `-Werror`, `--warning-as-error` | warnings are errors |
 //! | `-kernels-used=K[,K...]`, `-kernels-used K` (repeatable) | keep only kernels whose name contains one of these (as nvlink's) |

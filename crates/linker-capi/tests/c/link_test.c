@@ -227,6 +227,9 @@ static void test_info_log(void) {
     EXPECT(culinkGetInfoLog(h, log), CULINK_SUCCESS);
     CHECK(n == strlen(log) + 1, "info log size %zu vs length %zu", n, strlen(log));
     CHECK(strstr(log, "phase") != NULL, "-v info log: %s", log);
+    /* nvlink's resource report of the output (call_extern's kernel). */
+    CHECK(strstr(log, "Function properties for 'kern_a':") != NULL, "-v info log: %s", log);
+    CHECK(strstr(log, "used 24 registers, used 0 barriers") != NULL, "-v info log: %s", log);
     free(log);
     EXPECT(culinkDestroy(&h), CULINK_SUCCESS);
 }
