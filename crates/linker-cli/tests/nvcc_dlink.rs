@@ -1003,3 +1003,53 @@ fn verbose_resource_usage_matches_nvlink() {
     }
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// Code compiled without `-rdc` (a whole-program, executable cubin: in a
+/// host object from `nvcc -c`, a `.cubin`, a `.fatbin`) reaches device links
+/// when a build mixes separable and whole-program targets. nvlink leaves it
+/// out without a word and does not register it; the host object still
+/// counts for host-reference pruning (none here), a cubin or fatbinary file
+/// for nothing. culink refused the link ("not a relocatable object") before.
+#[test]
+fn whole_program_inputs_are_left_out_as_by_nvlink() {
+    let Some(k) = kit("nonrdc") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(&real_nvcc, "h", HOSTINFO_CU, &["-arch=sm_90"]);
+    std::fs::write(k.dir.join("w.cu"), NOARCH_CU).unwrap();
+    for (flag, out) in [("-c", "w.o"), ("-cubin", "w.cubin"), ("-fatbin", "w.fatbin")] {
+        run(
+            Command::new(&real_nvcc)
+                .current_dir(&k.dir)
+                .args(["-ccbin", &k.cc, "-arch=sm_90", flag, "w.cu", "-o", out]),
+            &format!("nvcc {flag} w.cu"),
+        );
+    }
+    for inputs in [
+        &["w.o", "h.o"][..],
+        &["h.o", "w.cubin"][..],
+        &["w.fatbin", "h.o"][..],
+        &["w.o"][..],
+    ] {
+        let args = |out: &str, reg: &str| -> Vec<String> {
+            let mut a = vec!["-arch=sm_90".to_string(), format!("--register-link-binaries={reg}")];
+            a.extend(inputs.iter().map(|s| s.to_string()));
+            a.extend(["-o".into(), out.into()]);
+            a
+        };
+        run(
+            Command::new(k.root.join("bin/nvlink"))
+                .current_dir(&k.dir)
+                .args(args("nv.cubin", "nv.reg.c")),
+            "nvlink",
+        );
+        let cu = culink_in(&k.dir, &args("cu.cubin", "cu.reg.c"));
+        assert!(cu.status.success(), "{inputs:?}: {}", text(&cu.stderr));
+        assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), &format!("{inputs:?}"));
+        assert_eq!(
+            std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
+            std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap(),
+            "{inputs:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&k.dir);
+}

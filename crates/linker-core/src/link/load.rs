@@ -435,8 +435,14 @@ impl Ctx<'_> {
             kernel_refs: None,
         };
         match detect(data) {
+            InputKind::CudaElf if is_executable(data) => {
+                Ok((by_path, Err(Note::NotRelocatable { host: false })))
+            }
             InputKind::CudaElf => Ok((by_path, Ok(Cow::Borrowed(data)))),
             InputKind::Fatbin => match self.image_of_fatbin(data, name).map_err(in_file)? {
+                Some(img) if is_executable(&img) => {
+                    Ok((by_path, Err(Note::NotRelocatable { host: false })))
+                }
                 Some(img) => Ok((by_path, Ok(img))),
                 None => Ok((by_path, Err(Note::NoArch))),
             },
@@ -460,7 +466,16 @@ impl Ctx<'_> {
                 let img = self
                     .image_of_fatbin(fat, name)
                     .map_err(|e| in_file(e.in_section(section).at(off)))?;
-                Ok((info, img.ok_or(Note::NoArch)))
+                match img {
+                    Some(i) if is_executable(&i) => Ok((
+                        ModuleInfo {
+                            reg_id: None,
+                            ..info
+                        },
+                        Err(Note::NotRelocatable { host: true }),
+                    )),
+                    img => Ok((info, img.ok_or(Note::NoArch))),
+                }
             }
             InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
             InputKind::Ptx => {
@@ -493,6 +508,17 @@ enum Note {
     NoDeviceCode,
     /// Device code, but none for the target arch.
     NoArch,
+    /// The device code for the target is an executable (whole-program) cubin:
+    /// code compiled without `-rdc`, which nvlink 13.0.88 leaves out of the
+    /// link without a word (not registered either). From a host object the
+    /// module still counts for host-reference pruning; a cubin or fatbinary
+    /// file counts for nothing.
+    NotRelocatable { host: bool },
+}
+
+/// Whether `image` is an ELF executable (`e_type` `ET_EXEC`).
+fn is_executable(image: &[u8]) -> bool {
+    image.len() >= 18 && image.starts_with(b"\x7fELF") && u16::from_le_bytes([image[16], image[17]]) == crate::elf::ET_EXEC
 }
 
 fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
@@ -503,7 +529,9 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     if detect(data) != InputKind::Archive {
         let (info, result) = ctx.expand_object(data, &nb.name, &nb.path_id)?;
         let image = result.is_ok().then_some(0);
-        out.modules.push((info, image, Group::Always));
+        if !matches!(result, Err(Note::NotRelocatable { host: false })) {
+            out.modules.push((info, image, Group::Always));
+        }
         match result {
             Ok(img) => out.images.push(Image {
                 name: nb.name.clone(),
@@ -520,6 +548,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
             )),
             Err(Note::NoDeviceCode) => out.infos.push(format!(
                 "{}: host object without device code (no __nv_relfatbin or .nv_fatbin section); nothing to link",
+                nb.name
+            )),
+            Err(Note::NotRelocatable { .. }) => out.infos.push(format!(
+                "{}: its {arch} code is not relocatable (compiled without -rdc); not linked, as by nvlink",
                 nb.name
             )),
         }
@@ -563,7 +595,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 }
             }
         };
-        if result.is_ok() {
+        if result.is_ok() && !matches!(result, Ok(Err(Note::NotRelocatable { host: false }))) {
             let image = matches!(result, Ok(Ok(_))).then_some(out.images.len());
             out.modules.push((info, image, nb.group));
         }
@@ -579,6 +611,9 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
             Ok(Err(Note::NoDeviceCode)) => out
                 .infos
                 .push(format!("{mname}: host object without device code; skipped")),
+            Ok(Err(Note::NotRelocatable { .. })) => out.infos.push(format!(
+                "{mname}: its {arch} code is not relocatable (compiled without -rdc); not linked"
+            )),
             // Archives may hold other files (e.g. text); report them under -v only.
             Err(e) if e.kind == ErrorKind::Malformed && !is_object(&m.data, nb) => {
                 out.infos.push(format!("{}; member skipped", at(e)))
