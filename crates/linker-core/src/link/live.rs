@@ -108,6 +108,30 @@ impl Live {
     }
 }
 
+/// Whether `f`'s definition of symbol `idx` lost to an earlier input's
+/// definition of the name. nvlink drops such a copy's call-graph entries
+/// (the calls, indirect call sites and address references it makes) when it
+/// reads the copy; a copy beaten by a *later* input's definition has had its
+/// entries merged into the function's node already, and they stay (measured
+/// at sm_80/90, a weak copy calling a function, taking another's address and
+/// calling through a pointer, before and after a strong or a weak winner:
+/// difftest seeds 30015, 20055; fixture `weak_loser_graph_order`). The input's
+/// `ADDRESS_TAKEN` entries (about the taken function, not the taker) count
+/// either way.
+pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
+    let Some(sym) = f.cubin.symbols.get(idx as usize) else {
+        return false;
+    };
+    if sym.is_undefined() {
+        return false;
+    }
+    db.resolve(SymRef {
+        file: f.id,
+        index: idx,
+    })
+    .is_some_and(|d| d.file.0 < f.id.0)
+}
+
 /// Relocation types that are a direct call of their symbol.
 pub(crate) fn is_call_reloc(rtype: u32) -> bool {
     matches!(
@@ -170,6 +194,9 @@ impl Live {
                     }
                 }
                 for &(a, p) in &g.indirect_calls {
+                    if lost_to_earlier(db, f, a) {
+                        continue;
+                    }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
                         indirect.push((fi, p));
                     }
@@ -371,12 +398,13 @@ pub(crate) fn mark(
             };
             let nsyms = f.cubin.symbols.len() as u32;
             let at = |index| SymRef { file: f.id, index };
-            // The input's own (winning) definition of function symbol `s`.
-            let own = |s: u32| {
-                (s < nsyms)
+            // The function an entry about symbol `s` (a caller, an indirect
+            // call site) belongs to: the winning definition, unless this
+            // input's copy lost to an earlier input's.
+            let owner = |s: u32| {
+                (s < nsyms && !lost_to_earlier(db, f, s))
                     .then(|| live.func_of_symbol(files, db, at(s)))
                     .flatten()
-                    .filter(|&fi| live.funcs[fi as usize].key.file == f.id)
             };
             // A function the input lists as address-taken (ADDRESS_TAKEN:
             // its address is taken anywhere in the input, dead code and the
@@ -412,7 +440,7 @@ pub(crate) fn mark(
             let indirect: Vec<(u32, String)> = graph
                 .indirect_calls
                 .iter()
-                .filter_map(|&(caller, p)| Some((own(caller)?, proto(p)?)))
+                .filter_map(|&(caller, p)| Some((owner(caller)?, proto(p)?)))
                 .collect();
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
@@ -420,6 +448,17 @@ pub(crate) fn mark(
                 .filter(|&&(fsym, _)| fsym < nsyms)
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
+                })
+                .collect();
+            let calls: Vec<(u32, u32)> = graph
+                .calls
+                .iter()
+                .filter(|e| e.caller < nsyms && e.callee < nsyms)
+                .filter_map(|e| {
+                    Some((
+                        owner(e.caller)?,
+                        live.func_of_symbol(files, db, at(e.callee))?,
+                    ))
                 })
                 .collect();
             for name in taken_undefined {
@@ -443,16 +482,7 @@ pub(crate) fn mark(
                     v.push(p);
                 }
             }
-            for e in graph.calls {
-                if e.caller >= nsyms || e.callee >= nsyms {
-                    continue;
-                }
-                let (Some(caller), Some(callee)) = (
-                    live.func_of_symbol(files, db, at(e.caller)),
-                    live.func_of_symbol(files, db, at(e.callee)),
-                ) else {
-                    continue;
-                };
+            for (caller, callee) in calls {
                 let c = &mut live.funcs[caller as usize];
                 if !c.callees.contains(&callee) {
                     c.callees.push(callee);

@@ -115,7 +115,9 @@ fn keeps_prototype(
 }
 
 /// Names of functions (defined or not) that a live function calls directly,
-/// by call relocation or by the inputs' call-graph list of direct calls.
+/// by call relocation or by the inputs' call-graph list of direct calls (a
+/// list entry of a weak copy that lost to a later input's definition counts
+/// for the winner, one of a copy that lost to an earlier input's does not).
 fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
     let mut out = HashSet::default();
     for f in files {
@@ -141,19 +143,22 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                     continue;
                 };
                 for e in g.calls {
-                    let caller = f.cubin.symbols.get(e.caller as usize);
-                    let callee = f.cubin.symbols.get(e.callee as usize);
-                    let (Some(caller), Some(callee)) = (caller, callee) else {
+                    let Some(callee) = f.cubin.symbols.get(e.callee as usize) else {
                         continue;
                     };
-                    let caller_live = caller.section().is_some_and(&live_text)
-                        && db.resolve(SymRef {
-                            file: f.id,
-                            index: e.caller,
-                        }) == Some(SymRef {
-                            file: f.id,
-                            index: e.caller,
-                        });
+                    // The caller's node: the winning definition, into which
+                    // a copy beaten by a later input's was merged (seed 30015).
+                    let caller_live = !super::live::lost_to_earlier(db, f, e.caller)
+                        && live
+                            .func_of_symbol(
+                                files,
+                                db,
+                                SymRef {
+                                    file: f.id,
+                                    index: e.caller,
+                                },
+                            )
+                            .is_some_and(|fi| live.live[fi as usize]);
                     if caller_live {
                         out.insert(callee.name);
                     }
@@ -994,7 +999,13 @@ pub(crate) fn build(
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
                 // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
                 let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
+                // A copy that lost to an earlier input's definition brings no
+                // entries of its own (`live::lost_to_earlier`).
+                let lost = |a: u32| super::live::lost_to_earlier(db, f, a);
                 for e in &cg.calls {
+                    if lost(e.caller) {
+                        continue;
+                    }
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
                         if seen.insert((1, a, b)) {
                             g.calls.push(CallEdge {
@@ -1019,11 +1030,17 @@ pub(crate) fn build(
                 }
                 // One entry per indirect call site, repeats included (as nvlink).
                 for &(a, p) in &cg.indirect_calls {
+                    if lost(a) {
+                        continue;
+                    }
                     if let Some(a) = out_of(f, a) {
                         g.indirect_calls.push((a, sig(p)));
                     }
                 }
                 for &(a, b) in &cg.address_refs {
+                    if lost(a) {
+                        continue;
+                    }
                     if let (Some(a), Some(b)) = (out_of(f, a), out_of(f, b)) {
                         if seen.insert((4, a, b)) {
                             g.address_refs.push((a, b));
