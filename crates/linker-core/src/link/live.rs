@@ -40,6 +40,10 @@ pub(crate) struct Func {
     pub indirect_call: bool,
     /// Whether its address is taken (data reference or non-call code reference).
     pub address_taken: bool,
+    /// Whether the output's call graph lists it as address-taken (an input's
+    /// `ADDRESS_TAKEN` entry that counts for the list:
+    /// [`address_taken_counts`]); such a function has no `.nv.prototype` entry.
+    pub listed_taken: bool,
     /// Prototype signatures (`#ii`, ...) of its indirect call sites (input
     /// call graph list INDIRECT_CALLS).
     pub indirect_protos: Vec<String>,
@@ -67,6 +71,8 @@ pub(crate) struct Live {
     /// references (difftest seeds 20024, 20080, 20144; fixture
     /// `undefined_fn_address_dead`).
     pub taken_undefined: Vec<String>,
+    /// Per input: the symbols its data sections refer to ([`data_refs`]).
+    pub data_refs: Vec<Vec<u32>>,
 }
 
 impl Live {
@@ -108,16 +114,18 @@ impl Live {
     }
 }
 
-/// Whether `f`'s definition of symbol `idx` lost to an earlier input's
-/// definition of the name. nvlink drops such a copy's call-graph entries
-/// (the calls, indirect call sites and address references it makes) when it
-/// reads the copy; a copy beaten by a *later* input's definition has had its
-/// entries merged into the function's node already, and they stay (measured
-/// at sm_80/90, a weak copy calling a function, taking another's address and
-/// calling through a pointer, before and after a strong or a weak winner:
-/// difftest seeds 30015, 20055; fixture `weak_loser_graph_order`). The input's
-/// `ADDRESS_TAKEN` entries (about the taken function, not the taker) count
-/// either way.
+/// Whether `f`'s definition of symbol `idx` lost as soon as its input was
+/// read (to the definition an earlier input had established). nvlink drops
+/// such a copy's call-graph entries (the calls, indirect call sites and
+/// address references it makes) when it reads the copy; a copy that won when
+/// read and was beaten by a *later* input's definition has had its entries
+/// merged into the function's node already, and they stay (measured at
+/// sm_80/90, a weak copy calling a function, taking another's address and
+/// calling through a pointer, before and after a strong or a weak winner;
+/// with a weak, a weak and a strong copy only the first weak one's stay:
+/// difftest seeds 30015, 20055, 30101; fixture `weak_loser_graph_order`).
+/// The input's `ADDRESS_TAKEN` entries (about the taken function, not the
+/// taker) count either way.
 pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
     let Some(sym) = f.cubin.symbols.get(idx as usize) else {
         return false;
@@ -125,11 +133,89 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
     if sym.is_undefined() {
         return false;
     }
-    db.resolve(SymRef {
+    let Some(gid) = db
+        .global_of
+        .get(f.id.0 as usize)
+        .and_then(|m| m.get(idx as usize).copied().flatten())
+    else {
+        return false; // a local definition
+    };
+    let here = SymRef {
         file: f.id,
         index: idx,
-    })
-    .is_some_and(|d| d.file.0 < f.id.0)
+    };
+    !db.global(gid).1.held.contains(&here)
+}
+
+/// Whether input `f`'s call-graph entry listing function symbol `fsym` as
+/// address-taken counts. When `f`'s own definition of the function lost, it
+/// counts only through a data reference in `f` (`data_refs`: the symbols
+/// `f`'s data sections refer to) or an address reference (`ADDRESS_REFS`) by
+/// a function that is not one of `f`'s losing definitions too. For liveness
+/// (`listed` false) a definition beaten by any other input's is losing; for
+/// the output's `ADDRESS_TAKEN` list (`listed` true) only one that lost when
+/// its input was read ([`lost_to_earlier`]; a copy beaten later was merged
+/// into the winner). Measured at sm_80: a losing weak copy taking its own
+/// address keeps nothing alive, but is listed when it lost to a later input
+/// (difftest seed 40005) and not when it lost to an earlier one (40083); one
+/// taking another function's address keeps that alive; a winning (even dead)
+/// function taking a losing copy's address does, in both orders; a copy that
+/// lost taking the address of another copy that lost does not (30088); a
+/// losing copy's address in the input's data does (30050, 40052, 40070).
+/// Fixture `weak_loser_graph_order`.
+pub(crate) fn address_taken_counts(
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    graph: &crate::cubin::callgraph::CallGraph,
+    data_refs: &[u32],
+    fsym: u32,
+    listed: bool,
+) -> bool {
+    let losing = |s: u32| {
+        f.cubin.symbols.get(s as usize).is_some_and(|sym| {
+            let at = SymRef {
+                file: f.id,
+                index: s,
+            };
+            if listed {
+                lost_to_earlier(db, f, s)
+            } else {
+                !sym.is_undefined() && db.resolve(at).is_some_and(|d| d != at)
+            }
+        })
+    };
+    !losing(fsym)
+        || data_refs.binary_search(&fsym).is_ok()
+        || graph
+            .address_refs
+            .iter()
+            .any(|&(a, b)| b == fsym && !losing(a))
+}
+
+/// Per input: the symbols its allocated data sections' relocations refer to
+/// (sorted): function addresses in initializers.
+pub(crate) fn data_refs(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
+    files
+        .par_iter()
+        .map(|f| {
+            let mut v: Vec<u32> = f
+                .cubin
+                .sections
+                .iter()
+                .filter(|rs| {
+                    rs.is_reloc()
+                        && f.cubin.sections.get(rs.info as usize).is_some_and(|t| {
+                            t.flags & crate::elf::SHF_ALLOC != 0
+                                && t.flags & crate::elf::SHF_EXECINSTR == 0
+                        })
+                })
+                .flat_map(|rs| f.cubin.relocs(rs).map(|r| r.sym))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect()
 }
 
 /// Relocation types that are a direct call of their symbol.
@@ -189,6 +275,10 @@ impl Live {
                         .filter(|&fi| self.live[fi as usize])
                 };
                 for &(a, p) in &g.address_taken {
+                    if !address_taken_counts(db, f, &g, &self.data_refs[f.id.0 as usize], a, false)
+                    {
+                        continue;
+                    }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
                         taken.push((p, fi));
                     }
@@ -271,6 +361,7 @@ pub(crate) fn mark(
                 calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
+                listed_taken: false,
                 indirect_protos: Vec::new(),
                 taken_protos: Vec::new(),
                 indirect_callees: Vec::new(),
@@ -284,6 +375,7 @@ pub(crate) fn mark(
         func_of_text,
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
+        data_refs: data_refs(files),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -409,10 +501,8 @@ pub(crate) fn mark(
             // A function the input lists as address-taken (ADDRESS_TAKEN:
             // its address is taken anywhere in the input, dead code and the
             // function itself included) is a root, as in nvlink — unless the
-            // entry belongs to a definition a later strong one replaced: nvlink
-            // resets the function's node then (measured: a losing weak copy
-            // taking its own address does not keep the winner alive, one
-            // taking another function's address does).
+            // input's own definition of it lost and only losing definitions
+            // of the input take it (below).
             let mut new_roots: Vec<u32> = Vec::new();
             let mut taken_undefined: Vec<&str> = Vec::new();
             for &(fsym, _) in &graph.address_taken {
@@ -426,13 +516,15 @@ pub(crate) fn mark(
                     }
                     continue;
                 };
-                let winner = live.funcs[t as usize].key.file;
-                if winner.0 > f.id.0 {
-                    let first = db.global_of[f.id.0 as usize][fsym as usize]
-                        .and_then(|g| db.global(g).1.first_def);
-                    if first.is_some_and(|d| d.file.0 <= f.id.0) {
-                        continue;
-                    }
+                if !address_taken_counts(
+                    db,
+                    f,
+                    &graph,
+                    &live.data_refs[f.id.0 as usize],
+                    fsym,
+                    false,
+                ) {
+                    continue;
                 }
                 new_roots.push(t);
             }
@@ -445,10 +537,36 @@ pub(crate) fn mark(
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| fsym < nsyms)
+                .filter(|&&(fsym, _)| {
+                    fsym < nsyms
+                        && address_taken_counts(
+                            db,
+                            f,
+                            &graph,
+                            &live.data_refs[f.id.0 as usize],
+                            fsym,
+                            false,
+                        )
+                })
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
                 })
+                .collect();
+            let listed: Vec<u32> = graph
+                .address_taken
+                .iter()
+                .filter(|&&(fsym, _)| {
+                    fsym < nsyms
+                        && address_taken_counts(
+                            db,
+                            f,
+                            &graph,
+                            &live.data_refs[f.id.0 as usize],
+                            fsym,
+                            true,
+                        )
+                })
+                .filter_map(|&(fsym, _)| live.func_of_symbol(files, db, at(fsym)))
                 .collect();
             let calls: Vec<(u32, u32)> = graph
                 .calls
@@ -481,6 +599,9 @@ pub(crate) fn mark(
                 if !v.contains(&p) {
                     v.push(p);
                 }
+            }
+            for t in listed {
+                live.funcs[t as usize].listed_taken = true;
             }
             for (caller, callee) in calls {
                 let c = &mut live.funcs[caller as usize];

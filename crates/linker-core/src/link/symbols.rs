@@ -37,6 +37,13 @@ pub(crate) struct GlobalSym {
     pub all_weak: bool,
     /// The first definition seen in command-line order (it may have lost later).
     pub first_def: Option<SymRef>,
+    /// Every definition that won the name when its input was read, in
+    /// command-line order (the last is the winner): a definition not listed
+    /// lost to an earlier input's as soon as it was read.
+    pub held: Vec<SymRef>,
+    /// The weak definitions that lost when read to a weak definition holding
+    /// the name then.
+    pub lost_to_weak: Vec<SymRef>,
     /// For `.common` variables (while no real definition exists): the merged
     /// size (largest) and alignment (first declaration's).
     pub common: Option<Common>,
@@ -67,6 +74,13 @@ impl SymbolDb<'_> {
             .get_index(id.0 as usize)
             .expect("GlobalId comes from this table");
         (name, g)
+    }
+
+    /// Whether definition `r` is weak and lost, when its input was read, to
+    /// a weak definition holding the name then.
+    pub(crate) fn lost_to_weak(&self, r: SymRef) -> bool {
+        self.global_of[r.file.0 as usize][r.index as usize]
+            .is_some_and(|g| self.global(g).1.lost_to_weak.contains(&r))
     }
 
     /// The definition an input symbol refers to: itself for locals and
@@ -204,6 +218,8 @@ pub(crate) fn resolve<'d>(
                 first_mention: here,
                 all_weak: true,
                 first_def: None,
+                held: Vec::new(),
+                lost_to_weak: Vec::new(),
                 common: None,
             });
             g.all_weak &= weak;
@@ -294,6 +310,7 @@ pub(crate) fn resolve<'d>(
                 match (g.def, g.common.as_mut()) {
                     (None, _) => {
                         g.def = Some(here);
+                        g.held.push(here);
                         g.def_strong = false;
                         g.common = Some(Common {
                             size: sym.size,
@@ -357,11 +374,13 @@ pub(crate) fn resolve<'d>(
             match g.def {
                 None => {
                     g.def = Some(here);
+                    g.held.push(here);
                     g.def_strong = !weak;
                 }
                 Some(_) if g.common.is_some() => {
                     // A real definition beats the merged commons.
                     g.def = Some(here);
+                    g.held.push(here);
                     g.def_strong = !weak;
                     g.common = None;
                 }
@@ -395,6 +414,7 @@ pub(crate) fn resolve<'d>(
                     } else if !weak {
                         // Strong replaces an earlier weak definition.
                         g.def = Some(here);
+                        g.held.push(here);
                         g.def_strong = true;
                     } else if !g.def_strong
                         && sym.ty() == STT_FUNC
@@ -402,8 +422,12 @@ pub(crate) fn resolve<'d>(
                     {
                         // Of two weak functions, the one with fewer registers.
                         g.def = Some(here);
+                        g.held.push(here);
+                    } else if weak && !g.def_strong {
+                        // The earlier weak definition stays.
+                        g.lost_to_weak.push(here);
                     }
-                    // Otherwise the earlier definition stays.
+                    // Otherwise the earlier strong definition stays.
                 }
             }
         }
