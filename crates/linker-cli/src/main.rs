@@ -453,7 +453,12 @@ fn virtual_target(cmd: &LinkCommand) -> ExitCode {
 /// `-v`: the output's resource usage, as nvlink -v prints it (what `nvcc
 /// --resource-usage` shows for an `-rdc` build), read back from the output.
 fn print_resource_usage(output: &Path) {
-    let Ok(bytes) = std::fs::read(output) else {
+    // Mapped, not read: the report touches only the headers and tables.
+    let Ok(file) = std::fs::File::open(output) else {
+        return;
+    };
+    // SAFETY: culink's own output, just written and not changed meanwhile.
+    let Ok(bytes) = (unsafe { memmap2::Mmap::map(&file) }) else {
         return;
     };
     if let Ok(cubin) = Cubin::parse(&bytes) {

@@ -1016,11 +1016,21 @@ fn whole_program_inputs_are_left_out_as_by_nvlink() {
     let real_nvcc = k.root.join("bin/nvcc");
     k.nvcc_dc(&real_nvcc, "h", HOSTINFO_CU, &["-arch=sm_90"]);
     std::fs::write(k.dir.join("w.cu"), NOARCH_CU).unwrap();
-    for (flag, out) in [("-c", "w.o"), ("-cubin", "w.cubin"), ("-fatbin", "w.fatbin")] {
+    for (flag, out) in [
+        ("-c", "w.o"),
+        ("-cubin", "w.cubin"),
+        ("-fatbin", "w.fatbin"),
+    ] {
         run(
-            Command::new(&real_nvcc)
-                .current_dir(&k.dir)
-                .args(["-ccbin", &k.cc, "-arch=sm_90", flag, "w.cu", "-o", out]),
+            Command::new(&real_nvcc).current_dir(&k.dir).args([
+                "-ccbin",
+                &k.cc,
+                "-arch=sm_90",
+                flag,
+                "w.cu",
+                "-o",
+                out,
+            ]),
             &format!("nvcc {flag} w.cu"),
         );
     }
@@ -1031,7 +1041,10 @@ fn whole_program_inputs_are_left_out_as_by_nvlink() {
         &["w.o"][..],
     ] {
         let args = |out: &str, reg: &str| -> Vec<String> {
-            let mut a = vec!["-arch=sm_90".to_string(), format!("--register-link-binaries={reg}")];
+            let mut a = vec![
+                "-arch=sm_90".to_string(),
+                format!("--register-link-binaries={reg}"),
+            ];
             a.extend(inputs.iter().map(|s| s.to_string()));
             a.extend(["-o".into(), out.into()]);
             a
@@ -1044,7 +1057,11 @@ fn whole_program_inputs_are_left_out_as_by_nvlink() {
         );
         let cu = culink_in(&k.dir, &args("cu.cubin", "cu.reg.c"));
         assert!(cu.status.success(), "{inputs:?}: {}", text(&cu.stderr));
-        assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), &format!("{inputs:?}"));
+        assert_equivalent(
+            &k.dir.join("cu.cubin"),
+            &k.dir.join("nv.cubin"),
+            &format!("{inputs:?}"),
+        );
         assert_eq!(
             std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
             std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap(),

@@ -352,7 +352,7 @@ pub(crate) fn rebuild_debug_frame(
                 // A losing definition's dropped address leaves its FDE
                 // without a function: the unit goes like a dead one's.
                 if sym.ty() != STT_SECTION
-                    && !super::nvinfo::frame_reloc_dropped(files, db, f, r.sym, r.is_rela)
+                    && !super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela)
                 {
                     loc_sym.insert(r.offset, r.sym);
                 }

@@ -40,6 +40,10 @@ pub(crate) struct Func {
     pub indirect_call: bool,
     /// Whether its address is taken (data reference or non-call code reference).
     pub address_taken: bool,
+    /// Whether the output's call graph lists it as address-taken (an input's
+    /// `ADDRESS_TAKEN` entry that counts for the list:
+    /// [`address_taken_counts`]); such a function has no `.nv.prototype` entry.
+    pub listed_taken: bool,
     /// Prototype signatures (`#ii`, ...) of its indirect call sites (input
     /// call graph list INDIRECT_CALLS).
     pub indirect_protos: Vec<String>,
@@ -71,6 +75,8 @@ pub(crate) struct Live {
     /// remove, kept by a `-g -suppress-debug-info` link, which gives it no
     /// `EIATTR_MIN_STACK_SIZE` (nvlink 13.0.88, measured).
     pub host_unused: Vec<bool>,
+    /// Per input: the symbols its data sections refer to ([`data_refs`]).
+    pub data_refs: Vec<Vec<u32>>,
 }
 
 impl Live {
@@ -110,6 +116,112 @@ impl Live {
         // The function symbol itself, or the text section's section symbol.
         (sym.ty() == STT_SECTION || self.funcs[fi as usize].sym == def.index).then_some(fi)
     }
+}
+
+/// Whether `f`'s definition of symbol `idx` lost as soon as its input was
+/// read (to the definition an earlier input had established). nvlink drops
+/// such a copy's call-graph entries (the calls, indirect call sites and
+/// address references it makes) when it reads the copy; a copy that won when
+/// read and was beaten by a *later* input's definition has had its entries
+/// merged into the function's node already, and they stay (measured at
+/// sm_80/90, a weak copy calling a function, taking another's address and
+/// calling through a pointer, before and after a strong or a weak winner;
+/// with a weak, a weak and a strong copy only the first weak one's stay:
+/// difftest seeds 30015, 20055, 30101; fixture `weak_loser_graph_order`).
+/// The input's `ADDRESS_TAKEN` entries (about the taken function, not the
+/// taker) count either way.
+pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
+    let Some(sym) = f.cubin.symbols.get(idx as usize) else {
+        return false;
+    };
+    if sym.is_undefined() {
+        return false;
+    }
+    let Some(gid) = db
+        .global_of
+        .get(f.id.0 as usize)
+        .and_then(|m| m.get(idx as usize).copied().flatten())
+    else {
+        return false; // a local definition
+    };
+    let here = SymRef {
+        file: f.id,
+        index: idx,
+    };
+    // The definitions that held the name when read: the winner and the ones
+    // replaced later.
+    db.global(gid).1.def != Some(here) && !db.replaced.contains(&here)
+}
+
+/// Whether input `f`'s call-graph entry listing function symbol `fsym` as
+/// address-taken counts. When `f`'s own definition of the function lost, it
+/// counts only through a data reference in `f` (`data_refs`: the symbols
+/// `f`'s data sections refer to) or an address reference (`ADDRESS_REFS`) by
+/// a function that is not one of `f`'s losing definitions too. For liveness
+/// (`listed` false) a definition beaten by any other input's is losing; for
+/// the output's `ADDRESS_TAKEN` list (`listed` true) only one that lost when
+/// its input was read ([`lost_to_earlier`]; a copy beaten later was merged
+/// into the winner). Measured at sm_80: a losing weak copy taking its own
+/// address keeps nothing alive, but is listed when it lost to a later input
+/// (difftest seed 40005) and not when it lost to an earlier one (40083); one
+/// taking another function's address keeps that alive; a winning (even dead)
+/// function taking a losing copy's address does, in both orders; a copy that
+/// lost taking the address of another copy that lost does not (30088); a
+/// losing copy's address in the input's data does (30050, 40052, 40070).
+/// Fixture `weak_loser_graph_order`.
+pub(crate) fn address_taken_counts(
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    graph: &crate::cubin::callgraph::CallGraph,
+    data_refs: &[u32],
+    fsym: u32,
+    listed: bool,
+) -> bool {
+    let losing = |s: u32| {
+        f.cubin.symbols.get(s as usize).is_some_and(|sym| {
+            let at = SymRef {
+                file: f.id,
+                index: s,
+            };
+            if listed {
+                lost_to_earlier(db, f, s)
+            } else {
+                !sym.is_undefined() && db.resolve(at).is_some_and(|d| d != at)
+            }
+        })
+    };
+    !losing(fsym)
+        || data_refs.binary_search(&fsym).is_ok()
+        || graph
+            .address_refs
+            .iter()
+            .any(|&(a, b)| b == fsym && !losing(a))
+}
+
+/// Per input: the symbols its allocated data sections' relocations refer to
+/// (sorted): function addresses in initializers.
+pub(crate) fn data_refs(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
+    files
+        .par_iter()
+        .map(|f| {
+            let mut v: Vec<u32> = f
+                .cubin
+                .sections
+                .iter()
+                .filter(|rs| {
+                    rs.is_reloc()
+                        && f.cubin.sections.get(rs.info as usize).is_some_and(|t| {
+                            t.flags & crate::elf::SHF_ALLOC != 0
+                                && t.flags & crate::elf::SHF_EXECINSTR == 0
+                        })
+                })
+                .flat_map(|rs| f.cubin.relocs(rs).map(|r| r.sym))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect()
 }
 
 /// Relocation types that are a direct call of their symbol.
@@ -169,11 +281,18 @@ impl Live {
                         .filter(|&fi| self.live[fi as usize])
                 };
                 for &(a, p) in &g.address_taken {
+                    if !address_taken_counts(db, f, &g, &self.data_refs[f.id.0 as usize], a, false)
+                    {
+                        continue;
+                    }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
                         taken.push((p, fi));
                     }
                 }
                 for &(a, p) in &g.indirect_calls {
+                    if lost_to_earlier(db, f, a) {
+                        continue;
+                    }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
                         indirect.push((fi, p));
                     }
@@ -248,6 +367,7 @@ pub(crate) fn mark(
                 calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
+                listed_taken: false,
                 indirect_protos: Vec::new(),
                 taken_protos: Vec::new(),
                 indirect_callees: Vec::new(),
@@ -264,6 +384,7 @@ pub(crate) fn mark(
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
         host_unused: Vec::new(),
+        data_refs: data_refs(files),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -378,20 +499,19 @@ pub(crate) fn mark(
             };
             let nsyms = f.cubin.symbols.len() as u32;
             let at = |index| SymRef { file: f.id, index };
-            // The input's own (winning) definition of function symbol `s`.
-            let own = |s: u32| {
-                (s < nsyms)
+            // The function an entry about symbol `s` (a caller, an indirect
+            // call site) belongs to: the winning definition, unless this
+            // input's copy lost to an earlier input's.
+            let owner = |s: u32| {
+                (s < nsyms && !lost_to_earlier(db, f, s))
                     .then(|| live.func_of_symbol(files, db, at(s)))
                     .flatten()
-                    .filter(|&fi| live.funcs[fi as usize].key.file == f.id)
             };
             // A function the input lists as address-taken (ADDRESS_TAKEN:
             // its address is taken anywhere in the input, dead code and the
             // function itself included) is a root, as in nvlink — unless the
-            // entry belongs to a definition a later strong one replaced: nvlink
-            // resets the function's node then (measured: a losing weak copy
-            // taking its own address does not keep the winner alive, one
-            // taking another function's address does).
+            // input's own definition of it lost and only losing definitions
+            // of the input take it (below).
             let mut new_roots: Vec<u32> = Vec::new();
             let mut taken_undefined: Vec<&str> = Vec::new();
             for &(fsym, _) in &graph.address_taken {
@@ -405,13 +525,15 @@ pub(crate) fn mark(
                     }
                     continue;
                 };
-                let winner = live.funcs[t as usize].key.file;
-                if winner.0 > f.id.0 {
-                    let first = db.global_of[f.id.0 as usize][fsym as usize]
-                        .and_then(|g| db.global(g).1.first_def);
-                    if first.is_some_and(|d| d.file.0 <= f.id.0) {
-                        continue;
-                    }
+                if !address_taken_counts(
+                    db,
+                    f,
+                    &graph,
+                    &live.data_refs[f.id.0 as usize],
+                    fsym,
+                    false,
+                ) {
+                    continue;
                 }
                 new_roots.push(t);
             }
@@ -419,14 +541,51 @@ pub(crate) fn mark(
             let indirect: Vec<(u32, String)> = graph
                 .indirect_calls
                 .iter()
-                .filter_map(|&(caller, p)| Some((own(caller)?, proto(p)?)))
+                .filter_map(|&(caller, p)| Some((owner(caller)?, proto(p)?)))
                 .collect();
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| fsym < nsyms)
+                .filter(|&&(fsym, _)| {
+                    fsym < nsyms
+                        && address_taken_counts(
+                            db,
+                            f,
+                            &graph,
+                            &live.data_refs[f.id.0 as usize],
+                            fsym,
+                            false,
+                        )
+                })
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
+                })
+                .collect();
+            let listed: Vec<u32> = graph
+                .address_taken
+                .iter()
+                .filter(|&&(fsym, _)| {
+                    fsym < nsyms
+                        && address_taken_counts(
+                            db,
+                            f,
+                            &graph,
+                            &live.data_refs[f.id.0 as usize],
+                            fsym,
+                            true,
+                        )
+                })
+                .filter_map(|&(fsym, _)| live.func_of_symbol(files, db, at(fsym)))
+                .collect();
+            let calls: Vec<(u32, u32)> = graph
+                .calls
+                .iter()
+                .filter(|e| e.caller < nsyms && e.callee < nsyms)
+                .filter_map(|e| {
+                    Some((
+                        owner(e.caller)?,
+                        live.func_of_symbol(files, db, at(e.callee))?,
+                    ))
                 })
                 .collect();
             for name in taken_undefined {
@@ -450,16 +609,10 @@ pub(crate) fn mark(
                     v.push(p);
                 }
             }
-            for e in graph.calls {
-                if e.caller >= nsyms || e.callee >= nsyms {
-                    continue;
-                }
-                let (Some(caller), Some(callee)) = (
-                    live.func_of_symbol(files, db, at(e.caller)),
-                    live.func_of_symbol(files, db, at(e.callee)),
-                ) else {
-                    continue;
-                };
+            for t in listed {
+                live.funcs[t as usize].listed_taken = true;
+            }
+            for (caller, callee) in calls {
                 let c = &mut live.funcs[caller as usize];
                 if !c.callees.contains(&callee) {
                     c.callees.push(callee);

@@ -518,7 +518,9 @@ enum Note {
 
 /// Whether `image` is an ELF executable (`e_type` `ET_EXEC`).
 fn is_executable(image: &[u8]) -> bool {
-    image.len() >= 18 && image.starts_with(b"\x7fELF") && u16::from_le_bytes([image[16], image[17]]) == crate::elf::ET_EXEC
+    image.len() >= 18
+        && image.starts_with(b"\x7fELF")
+        && u16::from_le_bytes([image[16], image[17]]) == crate::elf::ET_EXEC
 }
 
 fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {

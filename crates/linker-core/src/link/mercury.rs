@@ -575,7 +575,7 @@ impl<'d> Mercury<'d> {
                     // `.debug_frame`'s RELA ones (`nvinfo::frame_reloc_dropped`).
                     if is_frame
                         && !plan.relocatable
-                        && super::nvinfo::frame_reloc_dropped(files, db, f, si, true)
+                        && super::nvinfo::frame_reloc_dropped(db, f, si, true)
                     {
                         continue;
                     }
@@ -620,10 +620,7 @@ impl<'d> Mercury<'d> {
                                 continue;
                             }
                         };
-                        if debug_target
-                            && def != here
-                            && super::nvinfo::lost_to_earlier(files, db, f, si)
-                        {
+                        if debug_target && def != here && super::live::lost_to_earlier(db, f, si) {
                             continue;
                         }
                         let df = &files[def.file.0 as usize];
@@ -730,7 +727,7 @@ impl<'d> Mercury<'d> {
                         && !sym.is_undefined()
                         && sym.ty() != STT_SECTION
                         && def != Some(here)
-                        && super::nvinfo::lost_to_earlier(files, db, f, si)
+                        && super::live::lost_to_earlier(db, f, si)
                     {
                         continue;
                     }

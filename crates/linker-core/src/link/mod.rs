@@ -25,6 +25,7 @@ mod capsule;
 mod debugline;
 mod hints;
 mod layout;
+mod listsort;
 mod live;
 mod load;
 mod mercury;

@@ -108,14 +108,17 @@ fn keeps_prototype(
         file: f.id,
         index: sym,
     };
-    let address_taken = live
-        .func_of_symbol(files, db, r)
-        .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+    let address_taken = live.func_of_symbol(files, db, r).is_some_and(|fi| {
+        let func = &live.funcs[fi as usize];
+        func.address_taken || func.listed_taken
+    });
     plan.keeps_everything() || (called.contains(s.name) && !address_taken)
 }
 
 /// Names of functions (defined or not) that a live function calls directly,
-/// by call relocation or by the inputs' call-graph list of direct calls.
+/// by call relocation or by the inputs' call-graph list of direct calls (a
+/// list entry of a weak copy that lost to a later input's definition counts
+/// for the winner, one of a copy that lost to an earlier input's does not).
 fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> HashSet<&'d str> {
     let mut out = HashSet::default();
     for f in files {
@@ -154,20 +157,23 @@ fn called_names<'d>(files: &[InputFile<'d>], db: &SymbolDb<'d>, live: &Live) -> 
                     continue;
                 };
                 for e in g.calls {
-                    let caller = f.cubin.symbols.get(e.caller as usize);
-                    let callee = f.cubin.symbols.get(e.callee as usize);
-                    let (Some(caller), Some(callee)) = (caller, callee) else {
+                    let Some(callee) = f.cubin.symbols.get(e.callee as usize) else {
                         continue;
                     };
-                    let caller_live = caller.section().is_some_and(&live_text)
-                        && db.resolve(SymRef {
-                            file: f.id,
-                            index: e.caller,
-                        }) == Some(SymRef {
-                            file: f.id,
-                            index: e.caller,
-                        });
-                    if caller_live || caller.section().is_some_and(&replaced_text) {
+                    // The caller's node: the winning definition, into which
+                    // a copy beaten by a later input's was merged (seed 30015).
+                    let caller_live = !super::live::lost_to_earlier(db, f, e.caller)
+                        && live
+                            .func_of_symbol(
+                                files,
+                                db,
+                                SymRef {
+                                    file: f.id,
+                                    index: e.caller,
+                                },
+                            )
+                            .is_some_and(|fi| live.live[fi as usize]);
+                    if caller_live {
                         out.insert(callee.name);
                     }
                 }
@@ -276,40 +282,13 @@ fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
     !sym.is_undefined() && sym.ty() != STT_SECTION && db.resolve(r) != Some(r)
 }
 
-/// Whether input symbol `idx` of `f` is a definition that lost when its
-/// input was read: another input's definition held the name then and kept it
-/// (a definition that won then and was replaced later is not one: see
-/// [`SymbolDb::replaced`]).
-pub(crate) fn lost_to_earlier(
-    files: &[InputFile<'_>],
-    db: &SymbolDb<'_>,
-    f: &InputFile<'_>,
-    idx: u32,
-) -> bool {
-    let Some(sym) = f.cubin.symbols.get(idx as usize) else {
-        return false;
-    };
-    if sym.is_undefined() || sym.ty() == STT_SECTION {
-        return false;
-    }
-    let r = SymRef {
-        file: f.id,
-        index: idx,
-    };
-    let _ = files;
-    // nvlink drops a definition's debug entries when another definition
-    // held the name when its file was read (a definition that held it then
-    // keeps its entries, resolved against the winner, even if a later one
-    // replaces it).
-    db.resolve(r) != Some(r) && !db.replaced.contains(&r)
-}
-
 /// Whether a `.debug_frame` / `.nv.merc.debug_frame` relocation against
 /// input symbol `idx` of `f` is dropped because that symbol is a losing
 /// definition (nvlink 13.0.88, measured at sm_75/90/100, fixture
 /// `frame_weak_replaced`; `docs/differences.md`):
 ///
-/// * a definition that lost when its input was read ([`lost_to_earlier`]):
+/// * a definition that lost when its input was read
+///   ([`super::live::lost_to_earlier`]):
 ///   every relocation of its FDE goes (range kept, no address);
 /// * a definition that held the name and was replaced by a later input's:
 ///   its `RELA` relocations go when its code has relocations of its own
@@ -320,7 +299,6 @@ pub(crate) fn lost_to_earlier(
 ///
 /// `rela`: the relocation comes from a `SHT_RELA`-like section.
 pub(crate) fn frame_reloc_dropped(
-    files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
     f: &InputFile<'_>,
     idx: u32,
@@ -329,7 +307,7 @@ pub(crate) fn frame_reloc_dropped(
     if !lost_definition(db, f, idx) {
         return false;
     }
-    lost_to_earlier(files, db, f, idx) || (rela && code_has_relocations(f, idx))
+    super::live::lost_to_earlier(db, f, idx) || (rela && code_has_relocations(f, idx))
 }
 
 /// Whether the section defining symbol `idx` of `f` (a function's text) is
@@ -1082,7 +1060,13 @@ pub(crate) fn build(
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
                 // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
                 let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
+                // A copy that lost to an earlier input's definition brings no
+                // entries of its own (`live::lost_to_earlier`).
+                let lost = |a: u32| super::live::lost_to_earlier(db, f, a);
                 for e in &cg.calls {
+                    if lost(e.caller) {
+                        continue;
+                    }
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
                         if seen.insert((1, a, b)) {
                             g.calls.push(CallEdge {
@@ -1093,6 +1077,10 @@ pub(crate) fn build(
                     }
                 }
                 for &(a, p) in &cg.address_taken {
+                    let data = &live.data_refs[f.id.0 as usize];
+                    if !super::live::address_taken_counts(db, f, &cg, data, a, true) {
+                        continue;
+                    }
                     // One entry per function: a later input's prototype
                     // replaces an earlier one (nvlink keeps the last).
                     if let Some(a) = out_of(f, a) {
@@ -1107,11 +1095,17 @@ pub(crate) fn build(
                 }
                 // One entry per indirect call site, repeats included (as nvlink).
                 for &(a, p) in &cg.indirect_calls {
+                    if lost(a) {
+                        continue;
+                    }
                     if let Some(a) = out_of(f, a) {
                         g.indirect_calls.push((a, sig(p)));
                     }
                 }
                 for &(a, b) in &cg.address_refs {
+                    if lost(a) {
+                        continue;
+                    }
                     if let (Some(a), Some(b)) = (out_of(f, a), out_of(f, b)) {
                         if seen.insert((4, a, b)) {
                             g.address_refs.push((a, b));

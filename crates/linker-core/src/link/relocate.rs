@@ -470,13 +470,13 @@ fn classify_file<'d>(
                 && target.name != ".debug_info"
                 && target.name != ".debug_loc";
             if target.name == ".debug_frame" {
-                if super::nvinfo::frame_reloc_dropped(files, db, f, r.sym, r.is_rela) {
+                if super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela) {
                     continue;
                 }
             } else if debug_target
                 && !sym.is_undefined()
                 && db.resolve(here) != Some(here)
-                && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
+                && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
             {
                 continue;
             }

@@ -116,7 +116,7 @@ pub(crate) fn classify(
                 let debug_target = target.flags & SHF_ALLOC == 0;
                 if debug_target
                     && db.resolve(here) != Some(here)
-                    && (is_clear(r.rtype) || super::nvinfo::lost_to_earlier(files, db, f, r.sym))
+                    && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
                 {
                     continue;
                 }

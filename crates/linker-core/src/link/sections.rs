@@ -723,12 +723,17 @@ pub(crate) fn plan(
                     };
                     // Only a strong winner takes the bank along: of two weak
                     // kernels (a template kernel instantiated in two objects:
-                    // Thrust, CUB) the first stays as it is (measured).
+                    // Thrust, CUB) the first stays as it is (measured); nor
+                    // does a copy that lost to a weak one when read (weak,
+                    // weak, strong: the first weak copy's bank alone; weak,
+                    // strong, weak and strong, weak, weak: both; measured at
+                    // sm_80/90).
                     let strong = |w: &super::symbols::SymRef| {
                         files[w.file.0 as usize].cubin.symbols[w.index as usize].bind()
                             == STB_GLOBAL
                     };
-                    if let Some(winner) = db.resolve(r).filter(|w| *w != r && strong(w)) {
+                    let counts = !db.lost_to_weak(r);
+                    if let Some(winner) = db.resolve(r).filter(|w| *w != r && strong(w) && counts) {
                         overridden_banks.push((f.id, s.index, winner));
                     }
                 }

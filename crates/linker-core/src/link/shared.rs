@@ -9,18 +9,27 @@
 //! - the dynamic window (`extern .shared x[]`, undefined in every input) when
 //!   the kernel or any function it calls uses one.
 //!
-//! Variables are placed by decreasing alignment (module-scope ones first among
-//! equals, smallest first among themselves); the dynamic window starts at the
-//! static end aligned to 16 and then the section is aligned to 16. From sm_90
-//! every window grows by 0x400 bytes (the driver's reserve). A kernel that uses only module-scope or dynamic
-//! shared memory gets a `.nv.shared.<k>` section of its own.
+//! Placement (measured, fixture `shared_common_order`):
+//! 1. nvlink lists every module-scope variable of the link (input, then symbol
+//!    order) and merge-sorts the list by decreasing size (`listsort.rs`).
+//! 2. The module-scope variables code refers to that are not one kernel's
+//!    alone (several kernels use them, or none) get one offset in every
+//!    window, in list order: 0 when the variable fits below everything its
+//!    kernels hold so far, else after all of that and after the variables no
+//!    kernel uses.
+//! 3. Each kernel's own variables and the module-scope ones only it uses
+//!    follow, by decreasing alignment, then increasing size.
+//!
+//! The dynamic window starts at the static end aligned to 16 and then the
+//! section is aligned to 16. From sm_90 every window grows by 0x400 bytes (the
+//! driver's reserve). A kernel that uses only module-scope or dynamic shared
+//! memory gets a `.nv.shared.<k>` section of its own.
 //!
 //! A device function reached from several kernels must see one dynamic base:
 //! every kernel reaching it gets the largest of their bases (culink's rule;
-//! nvlink's choice in that situation is unmeasured). Module-scope variables a
-//! device function uses take their offset in the first kernel that reaches it.
-//! With `-g` the kernels using one `extern __shared__` name share one base too
-//! (measured, see [`layout`]).
+//! nvlink's choice in that situation is unmeasured). With `-g` the kernels
+//! using one `extern __shared__` name share one base too (measured, see
+//! [`layout`]).
 
 use super::live::Live;
 use super::symbols::{SymRef, SymbolDb};
@@ -267,61 +276,222 @@ pub(crate) fn layout(
         }
         reaching.insert(u, ks);
     }
+    // nvlink's link-wide list of module-scope variables: every definition, in
+    // input then symbol order, merge-sorted by decreasing size (a tie takes
+    // the later half: `listsort.rs`). Measured at sm_80 with 2..6 variables of
+    // equal size in several declaration and use orders, names changed, and
+    // with a variable only dead code uses (it still counts): fixture
+    // `shared_common_order`.
+    let mut module_vars: Vec<(SymRef, u64, u64)> = Vec::new();
+    for f in files {
+        for (i, s) in f.cubin.symbols.iter().enumerate() {
+            let r = SymRef {
+                file: f.id,
+                index: i as u32,
+            };
+            if s.ty() != STT_SECTION
+                && s.other & STO_CUDA_SHARED != 0
+                && s.section()
+                    .is_some_and(|sec| out.module_sections.contains(&(f.id.0, sec)))
+                && db.resolve(r) == Some(r)
+            {
+                module_vars.push((r, s.value.max(1), s.size));
+            }
+        }
+    }
+    let module_vars =
+        super::listsort::merge_sort(module_vars, &|a: &(SymRef, u64, u64), b| a.2 > b.2);
+    // The kernels using each module-scope variable.
+    let mut users: HashMap<SymRef, Vec<u32>> = HashMap::default();
+    let mut kernel_list: Vec<u32> = kernel_uses.keys().copied().collect();
+    kernel_list.sort_unstable();
+    for &k in &kernel_list {
+        for v in &kernel_uses[&k].0 {
+            users.entry(*v).or_default().push(k);
+        }
+    }
+    // The module-scope variables code refers to, dead code included.
+    let per_file: Vec<Vec<SymRef>> = files
+        .par_iter()
+        .with_min_len(32)
+        .map(|f| {
+            let mut refs = Vec::new();
+            for rs in f.cubin.sections.iter().filter(|rs| {
+                rs.is_reloc()
+                    && f.cubin
+                        .sections
+                        .get(rs.info as usize)
+                        .is_some_and(|t| t.flags & SHF_EXECINSTR != 0)
+            }) {
+                for r in f.cubin.relocs(rs) {
+                    let sr = SymRef {
+                        file: f.id,
+                        index: r.sym,
+                    };
+                    if let Some(SharedRef::Var(def)) = classify(files, db, sr) {
+                        refs.push(def);
+                    }
+                }
+            }
+            refs
+        })
+        .collect();
+    let referenced: crate::fxhash::HashSet<SymRef> = per_file.into_iter().flatten().collect();
+    // The link's module-scope shared region: the variables code refers to
+    // (dead code included) that are not one kernel's alone: used by several
+    // kernels, or by none. In list order, each goes at 0 when it fits below
+    // everything its kernels hold so far (a variable no kernel uses always
+    // does), else after everything its kernels hold and after every variable
+    // no kernel uses (holes and alignment padding are not filled). Each
+    // kernel's other variables follow the end of its shared ones. Measured
+    // at sm_80: two kernels sharing one variable and two others another place
+    // both at 0; a third variable shared by one kernel of each pair follows
+    // the larger; a 1-byte variable goes below its kernels' variables at
+    // 0x40, but not below another kernel's or into a hole; a variable that
+    // must move up goes past a 64-byte one only dead code uses (not past an
+    // unreferenced one). Fixture `shared_common_order`.
+    let mut placed: HashMap<u32, Vec<(u64, u64)>> = HashMap::default();
+    let mut common: HashMap<SymRef, u64> = HashMap::default();
+    let mut dead_end = 0u64;
+    for &(v, a, size) in &module_vars {
+        let ks = users.get(&v).map_or(&[][..], Vec::as_slice);
+        if ks.len() == 1 || !referenced.contains(&v) {
+            continue;
+        }
+        let held = ks.iter().filter_map(|k| placed.get(k)).flatten();
+        let lowest = held.clone().map(|&(start, _)| start).min();
+        let off = match lowest {
+            Some(lo) if size > lo => {
+                let end = held.map(|&(_, end)| end).max().unwrap_or(0);
+                align_up(end.max(dead_end), a)
+            }
+            _ => 0,
+        };
+        if ks.is_empty() {
+            dead_end = dead_end.max(size);
+        }
+        for &k in ks {
+            placed.entry(k).or_default().push((off, off + size));
+        }
+        common.insert(v, off);
+    }
+    let cursor: HashMap<u32, u64> = placed
+        .iter()
+        .map(|(&k, iv)| (k, iv.iter().map(|&(_, e)| e).max().unwrap_or(0)))
+        .collect();
+    // Every window's alignment is at least that of each input module-scope
+    // section as soon as the region above holds a variable. Measured at
+    // sm_75-sm_120 on random links: a kernel whose only variable is 2-aligned
+    // gets 8 (16) when a variable only dead code uses, or one two kernels
+    // share, exists and some module section (even one no code refers to) is
+    // 8- (16-) aligned; it keeps 2 when every variable code refers to is one
+    // kernel's alone, or no code refers to any.
+    let global_align = if common.is_empty() {
+        1
+    } else {
+        out.module_sections
+            .iter()
+            .filter_map(|&(f, sec)| files[f as usize].cubin.sections.get(sec as usize))
+            .map(|s| s.addralign.max(1))
+            .max()
+            .unwrap_or(1)
+    };
+    // The own `.shared` sections of every definition of each kernel, in input
+    // order: a weak kernel that lost keeps its variables in the winner's
+    // window (measured at sm_80/90/100, strong and weak winners in both
+    // orders, three copies: the window holds all their variables, sorted as
+    // one kernel's; difftest seeds 20103, 30060, 30141; fixture
+    // `shared_weak_entry`).
+    let mut own_sections: HashMap<u32, Vec<(usize, u32)>> = HashMap::default();
+    for f in files {
+        for s in &f.cubin.sections {
+            let Some(text) = f.owner[s.index as usize] else {
+                continue;
+            };
+            if s.sh_type != SHT_CUDA_SHARED {
+                continue;
+            }
+            let sym = f.func_sym.get(text as usize).copied().unwrap_or(0);
+            let r = SymRef {
+                file: f.id,
+                index: sym,
+            };
+            let winner = live.func_of_text[f.id.0 as usize]
+                .get(text as usize)
+                .copied()
+                .flatten()
+                .or_else(|| {
+                    (sym != 0)
+                        .then(|| live.func_of_symbol(files, db, r))
+                        .flatten()
+                });
+            if let Some(fi) = winner.filter(|&fi| live.funcs[fi as usize].is_kernel) {
+                own_sections
+                    .entry(fi)
+                    .or_default()
+                    .push((f.id.0 as usize, s.index));
+            }
+        }
+    }
     // Each kernel's window.
     for (ki, func) in live.funcs.iter().enumerate() {
         let ki = ki as u32;
         if !func.is_kernel || !live.live[ki as usize] {
             continue;
         }
-        let f = &files[func.key.file.0 as usize];
-        let own_sec = f.cubin.sections.iter().find(|s| {
-            s.sh_type == SHT_CUDA_SHARED && f.owner[s.index as usize] == Some(func.key.text)
-        });
-        let (module_vars, dynamic) = kernel_uses.get(&ki).cloned().unwrap_or_default();
-        if own_sec.is_none() && module_vars.is_empty() && !dynamic {
+        let own = own_sections.get(&ki).map_or(&[][..], Vec::as_slice);
+        let (used, dynamic) = kernel_uses.get(&ki).cloned().unwrap_or_default();
+        if own.is_empty() && used.is_empty() && !dynamic {
             continue;
         }
-        // (definition, alignment, size), module-scope first, then own in symbol order.
+        let mut w = KernelWindow::default();
+        let mut align = global_align;
+        // The kernel's own variables in symbol order, then the module-scope
+        // ones only it uses in list order; merge-sorted by decreasing
+        // alignment, then increasing size (a tie takes the earlier half).
+        // Measured at sm_80: own variables of equal alignment and size in 2..6
+        // (their order [3, 1, 2] for three), mixed with module-scope ones.
         let mut items: Vec<(SymRef, u64, u64)> = Vec::new();
-        for v in &module_vars {
-            let s = &files[v.file.0 as usize].cubin.symbols[v.index as usize];
-            items.push((*v, s.value.max(1), s.size));
-        }
-        // Module-scope variables of equal alignment: smallest first, whatever
-        // the input or call order (measured at sm_80 with two objects in both
-        // orders and sizes swapped, difftest seed 33: fixture `shared_module_order`).
-        items.sort_by_key(|&(_, _, size)| size);
-        let mut align = 1u64;
-        if let Some(sec) = own_sec {
-            align = sec.addralign.max(1);
+        for &(fid, sec) in own {
+            let f = &files[fid];
             for (i, s) in f.cubin.symbols.iter().enumerate() {
-                if s.section() == Some(sec.index)
+                if s.section() == Some(sec)
                     && s.ty() != STT_SECTION
                     && s.other & STO_CUDA_SHARED != 0
                 {
-                    items.push((
-                        SymRef {
-                            file: f.id,
-                            index: i as u32,
-                        },
-                        s.value.max(1),
-                        s.size,
-                    ));
+                    let r = SymRef {
+                        file: f.id,
+                        index: i as u32,
+                    };
+                    items.push((r, s.value.max(1), s.size));
                 }
             }
         }
-        items.sort_by_key(|&(_, a, _)| std::cmp::Reverse(a));
-        let mut w = KernelWindow::default();
-        let mut cursor = 0u64;
+        for &(v, a, size) in &module_vars {
+            if !used.contains(&v) {
+                continue;
+            }
+            match common.get(&v) {
+                Some(&off) => {
+                    w.offsets.insert(v, off);
+                    align = align.max(a);
+                }
+                None => items.push((v, a, size)),
+            }
+        }
+        let items = super::listsort::merge_sort(items, &|a: &(SymRef, u64, u64), b| {
+            a.1 > b.1 || (a.1 == b.1 && a.2 <= b.2)
+        });
+        let mut end = cursor.get(&ki).copied().unwrap_or(0);
         for (r, a, size) in items {
-            let off = align_up(cursor, a);
+            let off = align_up(end, a);
             w.offsets.insert(r, off);
-            cursor = off + size;
+            end = off + size;
             align = align.max(a);
         }
-        w.static_end = cursor;
+        w.static_end = end;
         w.dynamic = dynamic;
-        w.dyn_offset = align_up(cursor, DYNAMIC_SHARED_ALIGN);
+        w.dyn_offset = align_up(end, DYNAMIC_SHARED_ALIGN);
         w.align = if dynamic {
             align.max(DYNAMIC_SHARED_ALIGN)
         } else {

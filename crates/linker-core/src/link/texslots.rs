@@ -91,36 +91,14 @@ fn kind_rank(ty: u8) -> u8 {
 }
 
 /// The fixed permutation nvlink applies to the handle list (see the module
-/// documentation). Modelled as nvlink's list merge sort with all keys equal:
-/// the list (built by prepending, so reversed) is dealt alternately onto two
-/// lists, again by prepending; each is sorted the same way; the results are
-/// concatenated. Reproduces every measured order, e.g. for `[1, 2, 3]`:
-/// `[1, 3, 2]`; for `[1, .., 5]`: `[5, 1, 3, 2, 4]`.
+/// documentation): its list merge sort (`listsort.rs`) over the list built by
+/// prepending (so reversed), every key equal and a tie taking the first half.
+/// Reproduces every measured order, e.g. for `[1, 2, 3]`: `[1, 3, 2]`; for
+/// `[1, .., 5]`: `[5, 1, 3, 2, 4]`.
 pub(crate) fn shuffle<T>(list: Vec<T>) -> Vec<T> {
     let mut reversed = list;
     reversed.reverse();
-    sort_equal(reversed)
-}
-
-fn sort_equal<T>(list: Vec<T>) -> Vec<T> {
-    if list.len() <= 1 {
-        return list;
-    }
-    let mut a = Vec::with_capacity(list.len().div_ceil(2));
-    let mut b = Vec::with_capacity(list.len() / 2);
-    for (i, x) in list.into_iter().enumerate() {
-        if i % 2 == 0 {
-            a.push(x);
-        } else {
-            b.push(x);
-        }
-    }
-    // Dealt by prepending: each half comes out reversed.
-    a.reverse();
-    b.reverse();
-    let mut out = sort_equal(a);
-    out.extend(sort_equal(b));
-    out
+    super::listsort::merge_sort(reversed, &|_, _| true)
 }
 
 impl TexSlots {
