@@ -666,19 +666,8 @@ pub(crate) fn expand_all<'b>(
         quiet_arch: opts.suppress_arch_warning || ids_only,
         ids_only,
     };
-    let results: Vec<Result<Expanded<'b>>> = blobs
-        .par_iter()
-        .map(|nb| {
-            let r = expand_one(nb, &ctx);
-            // Reading the kind mapped the whole file (fault-around): all
-            // inputs at once were the load's peak (N = 5000: +130 MB). The
-            // parse reads each image again, one at a time.
-            if let Blob::Mapped(m) = &nb.blob {
-                drop_resident(m, 0, m.len());
-            }
-            r
-        })
-        .collect();
+    let results: Vec<Result<Expanded<'b>>> =
+        blobs.par_iter().map(|nb| expand_one(nb, &ctx)).collect();
     let mut images = Vec::new();
     let mut devrt = Vec::new();
     // (info, image as (is devrt, index in its list), group)
@@ -743,36 +732,22 @@ pub(crate) fn parse_all<'d, 'm>(
     diags: &mut Diags,
 ) -> std::result::Result<ParsedInputs<'d, 'm>, LinkFailure> {
     let _span = tracing::info_span!("parse_inputs", count = images.len()).entered();
-    type Parsed<'d, 'm> = (
-        Result<(InputFile<'d>, Option<DeferredPages<'m>>)>,
-        Option<Error>,
-    );
-    let results: Vec<Parsed<'d, 'm>> = images
+    let results: Vec<(Result<InputFile<'d>>, Option<Error>)> = images
         .par_iter()
         .enumerate()
         .map(|(i, img)| {
             let mut warning = None;
             let r = parse_one(FileId(i as u32), &img.name, img.bytes(), arch, &mut warning);
-            // The image's late pages go as soon as it is parsed: the parse
-            // touched all of it, and all inputs at once would be the peak.
-            let r = r.map(|f| {
-                let d = mappings.defer(&f);
-                (f, d)
-            });
             (r, warning)
         })
         .collect();
     let mut files = Vec::with_capacity(results.len());
-    let mut deferred = Vec::with_capacity(results.len());
     for (r, warning) in results {
         if let Some(w) = warning {
             diags.warning(w);
         }
         match r {
-            Ok((f, d)) => {
-                files.push(f);
-                deferred.push(d);
-            }
+            Ok(f) => files.push(f),
             Err(e) => diags.error(e),
         }
     }
@@ -781,10 +756,15 @@ pub(crate) fn parse_all<'d, 'm>(
     let keep = select(&files, &groups, keep_system_libraries);
     let mut out = Vec::with_capacity(files.len());
     let mut pages = Vec::with_capacity(files.len());
-    for ((f, d), &k) in files.into_iter().zip(deferred).zip(&keep) {
+    // The late pages go once every input is parsed, one input after the
+    // other: from inside the parallel parse, each split (which takes the
+    // address-space lock for writing) stalled the other thread's page faults
+    // (+60 ms at N = 2000). All inputs mapped at once stay below the link's
+    // later peak.
+    for (f, &k) in files.into_iter().zip(&keep) {
         if k {
+            pages.push(mappings.defer(&f));
             out.push(f);
-            pages.push(d);
         } else if verbose {
             diags.info(format!(
                 "{}: archive member not loaded (defines no symbol the link needs)",

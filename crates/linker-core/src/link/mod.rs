@@ -341,10 +341,6 @@ fn link_inner(
     )
     .map_err(LinkFailure::from)?;
     diags.checkpoint()?;
-    // No phase before the write reads the inputs again.
-    for p in pages.iter().flatten() {
-        p.drop_all();
-    }
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.
     merc.build_info(&files, &db, &syms, &mut plan)
@@ -373,11 +369,9 @@ fn link_inner(
     drop((syms, meta, live));
     drop(db);
     trim_heap();
-    // The inputs are read again only by the write: their pages go now, and
-    // again after each output window that copied from them.
-    for p in pages.iter().flatten() {
-        p.drop_all();
-    }
+    // The inputs are read again only by the write: their pages go after each
+    // output window that copied from them (dropping them all before the
+    // write as well cost 14 ms at N = 2000 and lowered no peak).
     let mut release = load::Release::new(pages, write::copied_spans(&files, &plan, &layout));
     let mut after_window = |written: u64| release.release_written(written);
     let map = if r.map {
