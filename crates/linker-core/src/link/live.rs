@@ -105,6 +105,14 @@ impl Live {
         db: &SymbolDb<'_>,
         r: SymRef,
     ) -> Option<u32> {
+        // Call-graph entries name symbols by unchecked index (fuzzing: an
+        // index past the table panicked in `resolve`).
+        if files
+            .get(r.file.0 as usize)
+            .is_none_or(|f| r.index as usize >= f.cubin.symbols.len())
+        {
+            return None;
+        }
         let def = db.resolve(r)?;
         let f = &files[def.file.0 as usize];
         let sym = &f.cubin.symbols[def.index as usize];
