@@ -1368,18 +1368,6 @@ enum Outcome {
     PtxasTimeout,
     GenBug(String),
     Mismatch(String),
-    /// Differs only as documented and deliberate (not counted as a mismatch).
-    Known(String),
-}
-
-/// Whether a difference line is one of the deliberate "callees of functions
-/// kept only because their address is taken" (`docs/differences.md`): nvlink
-/// drops those callees and the caller's call edges, culink keeps them. Only
-/// call-graph lines are recognised, so a link showing the same cause through
-/// other records (extra code sections, register counts) still counts.
-fn is_known_address_taken_callee(line: &str) -> bool {
-    line.starts_with("section .nv.callgraph size: ")
-        || (line.starts_with(".nv.callgraph: extra entry ") && line.ends_with(" in ours"))
 }
 
 fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome, Program), String> {
@@ -1436,7 +1424,6 @@ fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome,
         "culink.cubin",
     )?;
     let mut report = String::new();
-    let mut known: Option<String> = None;
     match (nv.ok, cu.ok) {
         (true, false) => {
             let _ = writeln!(report, "nvlink succeeds, culink fails:\n{}", cu.stderr);
@@ -1461,12 +1448,6 @@ fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome,
             );
             match compare(o, t, prog.sm_number()) {
                 Ok(d) if d.is_empty() => {}
-                Ok(d) if d.iter().all(|x| is_known_address_taken_callee(x)) => {
-                    known = Some(format!(
-                        "{} call-graph difference(s) (callees of address-taken functions)",
-                        d.len()
-                    ));
-                }
                 Ok(d) => {
                     let _ = writeln!(report, "{} difference(s) from nvlink:", d.len());
                     for x in d {
@@ -1501,11 +1482,8 @@ fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome,
         }
     }
     if report.is_empty() {
-        Ok((known.map_or(Outcome::Same, Outcome::Known), prog))
+        Ok((Outcome::Same, prog))
     } else {
-        if let Some(k) = known {
-            let _ = writeln!(report, "also {k}");
-        }
         Ok((Outcome::Mismatch(report), prog))
     }
 }
@@ -1606,7 +1584,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let work = base.join(format!("work-{}", std::process::id()));
     let mut per_arch: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     let (mut fails, mut genbugs, mut timeouts) = (Vec::new(), Vec::new(), Vec::new());
-    let mut known = Vec::new();
     for i in 0..o.count {
         let seed = o.seed.wrapping_add(i);
         let arch = arch_for(seed, &o.archs);
@@ -1616,10 +1593,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let replay = format!("cargo xtask difftest --seed {seed} --count 1 --archs {arch}");
         match outcome {
             Outcome::Same => {}
-            Outcome::Known(msg) => {
-                eprintln!("seed {seed} sm_{arch}: known difference, not counted: {msg}");
-                known.push(seed);
-            }
             Outcome::PtxasTimeout => {
                 let d = base.join(format!("ptxas-timeout-{seed}"));
                 copy_dir(&work, &d)?;
@@ -1664,11 +1637,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         o.seed.wrapping_add(o.count),
         summary.join("; ")
     );
-    if !known.is_empty() {
-        println!(
-            "known differences (callees of address-taken functions, counted as equal): {known:?}"
-        );
-    }
     if !timeouts.is_empty() {
         println!("ptxas timeouts (skipped): {timeouts:?}");
     }

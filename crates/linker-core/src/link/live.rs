@@ -637,19 +637,59 @@ pub(crate) fn mark(
         kernels_used.is_none_or(|list| list.iter().any(|k| name.contains(k.as_str())))
             && host_patterns.as_ref().is_none_or(|set| set.matches(name))
     };
-    roots.extend(
-        live.funcs
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_kernel && wanted(f))
-            .map(|(i, _)| i as u32),
-    );
-    let mut stack = roots;
-    while let Some(fi) = stack.pop() {
-        if std::mem::replace(&mut live.live[fi as usize], true) {
-            continue;
+    // nvlink keeps every address-taken function but walks calls only from
+    // kernels and from indirect call sites: a function called only by an
+    // address-taken one no kernel or indirect call reaches is removed (its
+    // caller's call then stays unpatched: address 0).
+    let taken_roots = roots;
+    let mut walked = vec![false; live.funcs.len()];
+    let mut stack: Vec<u32> = live
+        .funcs
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_kernel && wanted(f))
+        .map(|(i, _)| i as u32)
+        .collect();
+    for &t in &taken_roots {
+        live.live[t as usize] = true;
+    }
+    loop {
+        while let Some(fi) = stack.pop() {
+            live.live[fi as usize] = true;
+            if std::mem::replace(&mut walked[fi as usize], true) {
+                continue;
+            }
+            let f = &live.funcs[fi as usize];
+            for &c in &f.callees {
+                if f.calls.contains(&c) {
+                    stack.push(c);
+                } else {
+                    live.live[c as usize] = true;
+                }
+            }
         }
-        stack.extend(live.funcs[fi as usize].callees.iter().copied());
+        // Indirect call sites of walked functions reach the kept
+        // address-taken functions of their prototypes.
+        let unwalked: Vec<usize> = (0..live.funcs.len())
+            .filter(|&t| live.live[t] && !walked[t] && live.funcs[t].address_taken)
+            .collect();
+        for (f, _) in live.funcs.iter().zip(&walked).filter(|(_, &w)| w) {
+            if f.indirect_protos.is_empty() {
+                continue;
+            }
+            for &t in &unwalked {
+                if live.funcs[t]
+                    .taken_protos
+                    .iter()
+                    .any(|p| f.indirect_protos.contains(p))
+                {
+                    stack.push(t as u32);
+                }
+            }
+        }
+        if stack.is_empty() {
+            break;
+        }
     }
     // Indirect call targets: the live address-taken functions of a matching
     // prototype, in function order.
