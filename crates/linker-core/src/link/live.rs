@@ -650,8 +650,13 @@ pub(crate) fn mark(
         .filter(|(_, f)| f.is_kernel && wanted(f))
         .map(|(i, _)| i as u32)
         .collect();
+    // A kernel is an entry: kept because its address is taken (launched from
+    // device code), it is walked too.
     for &t in &taken_roots {
         live.live[t as usize] = true;
+        if live.funcs[t as usize].is_kernel {
+            stack.push(t);
+        }
     }
     loop {
         while let Some(fi) = stack.pop() {
@@ -661,7 +666,7 @@ pub(crate) fn mark(
             }
             let f = &live.funcs[fi as usize];
             for &c in &f.callees {
-                if f.calls.contains(&c) {
+                if f.calls.contains(&c) || live.funcs[c as usize].is_kernel {
                     stack.push(c);
                 } else {
                     live.live[c as usize] = true;
