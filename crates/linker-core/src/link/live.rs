@@ -551,20 +551,23 @@ pub(crate) fn mark(
                 .iter()
                 .filter_map(|&(caller, p)| Some((owner(caller)?, proto(p)?)))
                 .collect();
+            // Whether an ADDRESS_TAKEN entry counts (for the output list and
+            // `.nv.prototype` when `listing`, else for liveness).
+            let counts = |fsym: u32, listing: bool| {
+                fsym < nsyms
+                    && address_taken_counts(
+                        db,
+                        f,
+                        &graph,
+                        &live.data_refs[f.id.0 as usize],
+                        fsym,
+                        listing,
+                    )
+            };
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| {
-                    fsym < nsyms
-                        && address_taken_counts(
-                            db,
-                            f,
-                            &graph,
-                            &live.data_refs[f.id.0 as usize],
-                            fsym,
-                            false,
-                        )
-                })
+                .filter(|&&(fsym, _)| counts(fsym, false))
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
                 })
@@ -572,17 +575,7 @@ pub(crate) fn mark(
             let listed: Vec<u32> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| {
-                    fsym < nsyms
-                        && address_taken_counts(
-                            db,
-                            f,
-                            &graph,
-                            &live.data_refs[f.id.0 as usize],
-                            fsym,
-                            true,
-                        )
-                })
+                .filter(|&&(fsym, _)| counts(fsym, true))
                 .filter_map(|&(fsym, _)| live.func_of_symbol(files, db, at(fsym)))
                 .collect();
             let calls: Vec<(u32, u32)> = graph
