@@ -1291,36 +1291,6 @@ fn link(
     })
 }
 
-/// The error classes named by a linker's stderr (nvlink's or culink's wording).
-pub fn error_classes(stderr: &str) -> BTreeSet<&'static str> {
-    let mut s = BTreeSet::new();
-    for line in stderr.lines() {
-        let l = line.to_lowercase();
-        if !(l.contains("error") || l.contains("fatal")) || l.contains("merge_elf failed") {
-            continue;
-        }
-        let class = if l.contains("undefined reference") {
-            "undefined"
-        } else if l.contains("multiple definition") {
-            "multiple-definition"
-        } else if l.contains("size doesn't match") || l.contains("size of '") {
-            "size-mismatch"
-        } else if l.contains("larger size than") {
-            "common-larger-than-init"
-        } else if l.contains("duplicate weak parameter bank") {
-            "weak-param-bank"
-        } else if l.contains("memory space doesn't match") {
-            "memory-space"
-        } else if l.contains("arch") {
-            "arch"
-        } else {
-            "other"
-        };
-        s.insert(class);
-    }
-    s
-}
-
 fn warns_stack(stderr: &str) -> bool {
     stderr
         .to_lowercase()
@@ -1432,7 +1402,10 @@ fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome,
             let _ = writeln!(report, "culink succeeds, nvlink fails:\n{}", nv.stderr);
         }
         (false, false) => {
-            let (a, b) = (error_classes(&nv.stderr), error_classes(&cu.stderr));
+            let (a, b) = (
+                linker_core::diff::error_classes(&nv.stderr),
+                linker_core::diff::error_classes(&cu.stderr),
+            );
             if a != b || a.contains("other") {
                 let _ = writeln!(
                     report,
@@ -1743,16 +1716,19 @@ mod tests {
     fn error_classes_agree_between_the_linkers() {
         let nv = "nvlink error   : Undefined reference to 'f' in 'a.o'\nnvlink error   : Multiple definition of 'g' in 'b.o', first defined in 'a.o'\nnvlink fatal   : merge_elf failed\n";
         let cu = "culink: error: a.o: undefined reference to 'f'\nculink: error: symbol 'g': multiple definition of 'g': defined in 'a.o' and in 'b.o'\n";
-        assert_eq!(error_classes(nv), error_classes(cu));
         assert_eq!(
-            error_classes("nvlink error   : Size doesn't match for 'v' in 'b.o', first specified in 'a.o'\n"),
-            error_classes("culink: error: symbol 'v': size of 'v' is 0x10 in 'b.o' but 0x8 in 'a.o', where it was first specified\n")
+            linker_core::diff::error_classes(nv),
+            linker_core::diff::error_classes(cu)
         );
         assert_eq!(
-            error_classes("nvlink error   : Common symbol 'v' in file 'c.o' has larger size than initialization\n"),
-            error_classes("culink: error: symbol 'v': common symbol 'v' in 'c.o' has larger size than its initialization\n")
+            linker_core::diff::error_classes("nvlink error   : Size doesn't match for 'v' in 'b.o', first specified in 'a.o'\n"),
+            linker_core::diff::error_classes("culink: error: symbol 'v': size of 'v' is 0x10 in 'b.o' but 0x8 in 'a.o', where it was first specified\n")
         );
-        assert!(error_classes(
+        assert_eq!(
+            linker_core::diff::error_classes("nvlink error   : Common symbol 'v' in file 'c.o' has larger size than initialization\n"),
+            linker_core::diff::error_classes("culink: error: symbol 'v': common symbol 'v' in 'c.o' has larger size than its initialization\n")
+        );
+        assert!(linker_core::diff::error_classes(
             "nvlink warning : Stack size for entry function 'k' cannot be statically determined\n"
         )
         .is_empty());

@@ -1394,6 +1394,44 @@ pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
     out
 }
 
+/// The error classes a linker's stderr names, nvlink's wording or culink's:
+/// `undefined`, `multiple-definition`, `size-mismatch`,
+/// `common-larger-than-init`, `weak-param-bank`, `memory-space`, `arch`, else
+/// `other`. Only `error`/`fatal` lines count (not nvlink's closing "merge_elf
+/// failed", nor its "Internal error"s: its own failures after the input's). The fixtures and `cargo xtask difftest` require both
+/// linkers' failures to name the same classes.
+pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
+    let mut s = std::collections::BTreeSet::new();
+    for line in stderr.lines() {
+        let l = line.to_lowercase();
+        if !(l.contains("error") || l.contains("fatal"))
+            || l.contains("merge_elf failed")
+            || l.contains("internal error")
+        {
+            continue;
+        }
+        let class = if l.contains("undefined reference") {
+            "undefined"
+        } else if l.contains("multiple definition") {
+            "multiple-definition"
+        } else if l.contains("size doesn't match") || l.contains("size of '") {
+            "size-mismatch"
+        } else if l.contains("larger size than") {
+            "common-larger-than-init"
+        } else if l.contains("duplicate weak parameter bank") {
+            "weak-param-bank"
+        } else if l.contains("memory space doesn't match") {
+            "memory-space"
+        } else if l.contains("arch") {
+            "arch"
+        } else {
+            "other"
+        };
+        s.insert(class);
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::control_only;

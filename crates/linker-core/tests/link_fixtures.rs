@@ -15,7 +15,7 @@
 mod common;
 
 use common::{cases, nv_tool, Case, Reference};
-use linker_core::diff::{check_program_headers, diff};
+use linker_core::diff::{check_program_headers, diff, error_classes};
 use linker_core::{link, Cubin, InputSource, LinkFailure, LinkOptions, LinkOutput, SmArch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -372,6 +372,16 @@ fn check_error(case: &Case, sm: u32, nvlink_stderr: &str, fails: &mut Vec<String
                 .lines()
                 .map(|l| format!("    {l}\n"))
                 .collect::<String>(),
+            render_failure(&failure)
+        ));
+    }
+    // And they are errors of the same kinds (a size mismatch reported next to
+    // a multiple definition, not instead of it).
+    let ours: String = errors.iter().map(|e| format!("error: {e}\n")).collect();
+    let (theirs, ours) = (error_classes(nvlink_stderr), error_classes(&ours));
+    if theirs != ours {
+        fails.push(format!(
+            "{tag}: error classes differ: nvlink {theirs:?}, culink {ours:?}\n  culink:\n{}",
             render_failure(&failure)
         ));
     }
