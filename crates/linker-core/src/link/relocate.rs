@@ -253,6 +253,11 @@ pub(crate) fn classify(
             }
         }
     }
+    for (name, e) in replaced_copies_undefined(files, db, live) {
+        if undefined_seen.insert(name) {
+            diags.error(e);
+        }
+    }
     // Undefined variables are errors even when nothing live refers to them
     // (nvlink: variables are never dead-stripped; declared-only externs too).
     for (name, g) in &db.globals {
@@ -279,6 +284,78 @@ pub(crate) fn classify(
         );
     }
     super::texslots::assign(files, live, plan, diags);
+}
+
+/// Undefined references from the code of definitions that held their name
+/// when their input was read and were replaced by a later input's, when the
+/// winner is live: nvlink reports them although that code is not in the
+/// output (measured at sm_90: a weak `f` calling an undefined `u`, replaced
+/// by a later strong `f` that a kernel calls or whose address is taken:
+/// "Undefined reference to 'u'"; nothing when `f` is dead or when the weak
+/// copy came after the strong one; difftest 30098, fixture
+/// `weak_replaced_undefined`). As the call-graph rule of `live.rs`: such a
+/// copy's calls count for the winner.
+fn replaced_copies_undefined<'d>(
+    files: &[InputFile<'d>],
+    db: &SymbolDb<'d>,
+    live: &Live,
+) -> Vec<(&'d str, Error)> {
+    let mut out = Vec::new();
+    for f in files {
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let copy = match f.func_sym.get(rs.info as usize) {
+                Some(&i) if i != 0 => SymRef {
+                    file: f.id,
+                    index: i,
+                },
+                _ => continue,
+            };
+            if !db.replaced.contains(&copy)
+                || !live
+                    .func_of_symbol(files, db, copy)
+                    .is_some_and(|fi| live.live[fi as usize])
+            {
+                continue;
+            }
+            for r in f.cubin.relocs(rs) {
+                let Some(sym) = f.cubin.symbols.get(r.sym as usize) else {
+                    continue;
+                };
+                let here = SymRef {
+                    file: f.id,
+                    index: r.sym,
+                };
+                // What the relocation pass resolves without a definition:
+                // texture handles, the unified tables, the bank size,
+                // `extern .shared` windows.
+                if r.sym == 0
+                    || !sym.is_undefined()
+                    || sym.bind() == STB_WEAK
+                    || stays_undefined(sym.name)
+                    || is_texture_kind(sym.ty())
+                    || UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
+                    || sym.name == PTX_CONST0_SIZE
+                    || db.resolve(here).is_some()
+                    || super::shared::classify(files, db, here).is_some()
+                {
+                    continue;
+                }
+                let copy_name = f.cubin.symbols[copy.index as usize].name;
+                out.push((
+                    sym.name,
+                    Error::new(
+                        ErrorKind::Symbol,
+                        format!(
+                            "undefined reference to '{}' (referenced from the replaced definition of '{copy_name}')",
+                            sym.name
+                        ),
+                    )
+                    .in_file(f.name),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Classifies the relocations of one file: patches into `patches` (this
