@@ -267,7 +267,100 @@ fn call_tree_facts(
         facts[f as usize] = t;
         done[f as usize] = true;
     }
+    // Registers and barriers are the maximum over everything a function
+    // reaches, cycles included (the walk above misses what lies behind a
+    // back edge: difftest 40080, 20071; fixture `recursive_barriers`).
+    if facts.iter().any(|t| t.why == Some(RECURSIVE)) {
+        for (f, regs, barriers) in reachable_max(live, tree, |f| {
+            let (_, regs, barriers) = own(f);
+            (regs, barriers)
+        }) {
+            facts[f as usize].regs = regs;
+            facts[f as usize].barriers = barriers;
+        }
+    }
     facts
+}
+
+/// For every live function, the most registers and barriers among the
+/// functions it reaches through `tree` (itself included): Tarjan's strongly
+/// connected components, iteratively, each component's value the maximum of
+/// its members' own and of the components it calls (which Tarjan finishes
+/// first). Linear in functions + edges.
+fn reachable_max(
+    live: &Live,
+    tree: &[Vec<u32>],
+    own: impl Fn(u32) -> (u32, u8),
+) -> Vec<(u32, u32, u8)> {
+    const UNSEEN: u32 = u32::MAX;
+    let n = live.funcs.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut comp = vec![UNSEEN; n];
+    let mut comp_val: Vec<(u32, u8)> = Vec::new();
+    let mut scc: Vec<u32> = Vec::new();
+    let mut walk: Vec<(u32, usize)> = Vec::new();
+    let mut next = 0u32;
+    let mut out = Vec::new();
+    for root in 0..n as u32 {
+        if index[root as usize] != UNSEEN || !live.live[root as usize] {
+            continue;
+        }
+        index[root as usize] = next;
+        low[root as usize] = next;
+        next += 1;
+        scc.push(root);
+        on_stack[root as usize] = true;
+        walk.push((root, 0));
+        while let Some(top) = walk.last_mut() {
+            let (v, i) = *top;
+            if let Some(&w) = tree[v as usize].get(i) {
+                top.1 += 1;
+                if index[w as usize] == UNSEEN {
+                    index[w as usize] = next;
+                    low[w as usize] = next;
+                    next += 1;
+                    scc.push(w);
+                    on_stack[w as usize] = true;
+                    walk.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+                continue;
+            }
+            walk.pop();
+            if let Some(&(p, _)) = walk.last() {
+                low[p as usize] = low[p as usize].min(low[v as usize]);
+            }
+            if low[v as usize] != index[v as usize] {
+                continue;
+            }
+            // `v` roots a component: its members are on `scc` above it.
+            let id = comp_val.len() as u32;
+            let start = scc.iter().rposition(|&m| m == v).unwrap_or(0);
+            let members = scc.split_off(start);
+            for &m in &members {
+                on_stack[m as usize] = false;
+                comp[m as usize] = id;
+            }
+            let mut val = (0u32, 0u8);
+            for &m in &members {
+                let (r, b) = own(m);
+                val = (val.0.max(r), val.1.max(b));
+                for &c in &tree[m as usize] {
+                    let cc = comp[c as usize];
+                    if cc != id && cc != UNSEEN {
+                        let (r, b) = comp_val[cc as usize];
+                        val = (val.0.max(r), val.1.max(b));
+                    }
+                }
+            }
+            comp_val.push(val);
+            out.extend(members.iter().map(|&m| (m, val.0, val.1)));
+        }
+    }
+    out
 }
 
 /// Whether input symbol `idx` of `f` is a definition that lost to another input's.
