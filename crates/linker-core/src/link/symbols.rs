@@ -258,21 +258,40 @@ pub(crate) fn resolve<'d>(
                 // nvlink still compares a variable's size with the
                 // function's (fixture func_var_clash_rev), nothing more.
             }
-            // Sizes of variables (not commons) must agree with the first sized mention.
+            // Sizes of variables (not commons) must agree with the first
+            // mention's, or, when that was unsized, with the first
+            // definition's (weak or strong; sized externs before it are not
+            // checked): measured, fixture `extern_unsized_then_defs`,
+            // difftest 70048. nvlink names the first mention's file.
             let is_common = sym.shndx == SHN_COMMON;
-            if is_variable(sym)
-                && !is_common
-                && first.shndx != SHN_COMMON
-                && here != g.first_mention
-                && first.size != 0
-                && sym.size != 0
-                && sym.size != first.size
-            {
+            let sized = if first.size != 0 {
+                Some((g.first_mention, first))
+            } else {
+                g.first_def.map(|d| {
+                    let df = &files[d.file.0 as usize];
+                    (d, &df.cubin.symbols[d.index as usize])
+                })
+            };
+            if let Some((sized_at, sized_sym)) = sized.filter(|&(at, s)| {
+                is_variable(sym)
+                    && !is_common
+                    && s.shndx != SHN_COMMON
+                    && here != at
+                    && s.size != 0
+                    && sym.size != 0
+                    && sym.size != s.size
+            }) {
+                let sized_file = files[sized_at.file.0 as usize].name;
+                let from = if sized_at == g.first_mention {
+                    String::new()
+                } else {
+                    format!(" (first mentioned in '{}')", first_file.name)
+                };
                 diags.error(symbol_error(
                     sym.name,
                     format!(
-                        "size of '{}' is {:#x} in '{}' but {:#x} in '{}', where it was first specified",
-                        sym.name, sym.size, f.name, first.size, first_file.name
+                        "size of '{}' is {:#x} in '{}' but {:#x} in '{}', where it was first specified{from}",
+                        sym.name, sym.size, f.name, sized_sym.size, sized_file
                     ),
                 ));
                 // A second strong definition is also a multiple definition
