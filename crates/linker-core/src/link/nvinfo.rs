@@ -1160,13 +1160,14 @@ pub(crate) fn build(
                     if lost(e.caller) {
                         continue;
                     }
+                    // Repeats stay: a replaced weak copy's entries come on
+                    // top of the winner's (nvlink lists `f -> f` twice when
+                    // both copies call themselves; difftest 70117).
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
-                        if seen.insert((1, a, b)) {
-                            g.calls.push(CallEdge {
-                                caller: a,
-                                callee: b,
-                            });
-                        }
+                        g.calls.push(CallEdge {
+                            caller: a,
+                            callee: b,
+                        });
                     }
                 }
                 for &(a, p) in &cg.address_taken {
