@@ -3,7 +3,12 @@
 //! Per-function sections (`.text.<fn>`, `.nv.constant0.<fn>`,
 //! `.nv.shared.<fn>`, anything else whose `sh_info` links to a function) are
 //! copied one to one, so two local functions of the same name in two inputs
-//! give two output sections of that name. Module sections (`.nv.constant3`,
+//! give two output sections of that name — except that nvlink keys a
+//! kernel's parameter bank (before Blackwell) and shared window by name: the
+//! copies of a local kernel name share the first copy's `.nv.constant0.<k>`
+//! (later banks appended, each copy's `EIATTR_PARAM_CBANK` keeping its own
+//! offset) and `.nv.shared.<k>` (`sh_info`: the first copy's text), see
+//! `Live::same_name_leaders`. Module sections (`.nv.constant3`,
 //! `.nv.global.init`, `.nv.global`, `.debug_frame`, ...) are concatenated by
 //! name in input order, each contribution aligned to its own `sh_addralign`;
 //! the output alignment is the maximum. CUDA section types become what the

@@ -25,6 +25,9 @@
 //! driver's reserve). A kernel that uses only module-scope or dynamic shared
 //! memory gets a `.nv.shared.<k>` section of its own.
 //!
+//! Local kernels of one name in several inputs share one window (nvlink keys
+//! it by name; see [`layout`]).
+//!
 //! A device function reached from several kernels must see one dynamic base:
 //! every kernel reaching it gets the largest of their bases (culink's rule;
 //! nvlink's choice in that situation is unmeasured). With `-g` the kernels

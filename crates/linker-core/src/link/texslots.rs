@@ -19,7 +19,7 @@
 //! When its call tree references a handle, its bank gets the slots (before
 //! Blackwell the one bank all copies share, `sections.rs`); the other copies
 //! never get any, even when their own code reads a handle (measured at
-//! sm_86/90/100 with two and three copies in every order: a later copy
+//! sm_86/90/100 with two and three copies in several orders: a later copy
 //! reading a texture next to a first that does not gets no slot and no
 //! header-index relocation — the driver leaves that slot unset; difftest
 //! seeds 30147, 40050). Two copies still count as two kernels for the lone
