@@ -12,6 +12,7 @@
 use super::symbols::{SymRef, SymbolDb};
 use super::{FileId, InputFile};
 use crate::elf::{STO_CUDA_ENTRY, STT_SECTION};
+use crate::fxhash::HashMap;
 use crate::input::host::PatternSet;
 use crate::reloc::table::RelocType;
 use rayon::prelude::*;
@@ -96,6 +97,28 @@ impl Live {
                     .collect()
             })
             .collect();
+    }
+
+    /// Per function: the first live kernel (in input order) with the same
+    /// name when the function is a live kernel, else the function itself.
+    ///
+    /// Local (`.entry` without `.visible`) kernels of one name in several
+    /// inputs are distinct functions, but nvlink 13.0.88 keys a kernel's
+    /// parameter bank, shared window and texture slots by name, so the
+    /// copies share them: the first copy "leads" (see `sections.rs`,
+    /// `shared.rs`, `texslots.rs`; fixture `static_kernel_twins`).
+    pub(crate) fn same_name_leaders(&self, files: &[InputFile<'_>]) -> Vec<u32> {
+        let mut first: HashMap<&str, u32> = HashMap::default();
+        (0..self.funcs.len() as u32)
+            .map(|i| {
+                let f = &self.funcs[i as usize];
+                if !f.is_kernel || !self.live[i as usize] {
+                    return i;
+                }
+                let name = files[f.key.file.0 as usize].cubin.symbols[f.sym as usize].name;
+                *first.entry(name).or_insert(i)
+            })
+            .collect()
     }
 
     /// The function defined by (or referenced as) an input symbol, after resolution.

@@ -3,7 +3,12 @@
 //! Per-function sections (`.text.<fn>`, `.nv.constant0.<fn>`,
 //! `.nv.shared.<fn>`, anything else whose `sh_info` links to a function) are
 //! copied one to one, so two local functions of the same name in two inputs
-//! give two output sections of that name. Module sections (`.nv.constant3`,
+//! give two output sections of that name — except that nvlink keys a
+//! kernel's parameter bank (before Blackwell) and shared window by name: the
+//! copies of a local kernel name share the first copy's `.nv.constant0.<k>`
+//! (later banks appended, each copy's `EIATTR_PARAM_CBANK` keeping its own
+//! offset) and `.nv.shared.<k>` (`sh_info`: the first copy's text), see
+//! `Live::same_name_leaders`. Module sections (`.nv.constant3`,
 //! `.nv.global.init`, `.nv.global`, `.debug_frame`, ...) are concatenated by
 //! name in input order, each contribution aligned to its own `sh_addralign`;
 //! the output alignment is the maximum. CUDA section types become what the
@@ -264,6 +269,9 @@ pub(crate) struct Plan {
     /// Merged `.nv.shared.reserved.<n>` sections and the offset their first
     /// variable starts at (see [`place_reserved_shared`]).
     pub reserved_base: Vec<(OutSecId, u64)>,
+    /// Per live function: the first live kernel of its name
+    /// ([`Live::same_name_leaders`]; itself for other functions and in `-r`).
+    pub kernel_leader: Vec<u32>,
 }
 
 impl Plan {
@@ -632,11 +640,19 @@ pub(crate) fn plan(
     device_debug: bool,
 ) -> Plan {
     let _span = tracing::info_span!("sections").entered();
+    // Local kernels of one name in several inputs share their parameter bank
+    // (before Blackwell) and shared window (see `same_name_leaders`); a
+    // relocatable link keeps them apart (the final link merges them).
+    let leader: Vec<u32> = if relocatable {
+        (0..live.funcs.len() as u32).collect()
+    } else {
+        live.same_name_leaders(files)
+    };
     // A relocatable link lays out no shared-memory windows: the final link does.
     let shared = if relocatable {
         super::shared::SharedLayout::default()
     } else {
-        super::shared::layout(files, db, live, device_debug)
+        super::shared::layout(files, db, live, device_debug, &leader)
     };
     let mut plan = Plan {
         sections: Vec::new(),
@@ -657,6 +673,7 @@ pub(crate) fn plan(
         resolved: None,
         device_debug,
         reserved_base: Vec::new(),
+        kernel_leader: Vec::new(),
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
@@ -685,6 +702,9 @@ pub(crate) fn plan(
         bank2_kernels(files, db, live)
     };
     let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
+    // (first kernel of a name, section type) → the output section its
+    // copies share: parameter banks before Blackwell, shared windows.
+    let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
     let mut kernel_bank2: HashMap<u32, OutSecId> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
@@ -762,11 +782,46 @@ pub(crate) fn plan(
             };
             if let Some(text) = owner {
                 let func = live.func_of_text[fid][text as usize];
+                // A later copy of a local kernel name: its parameter bank
+                // (before Blackwell) and shared window go into the first
+                // copy's section of that name.
+                let shares = match func.map(|fi| (fi, leader[fi as usize])) {
+                    Some((fi, l)) if !relocatable && role != Role::Text => {
+                        let bank = s.sh_type == SHT_CUDA_CONSTANT0
+                            && l != fi
+                            && !arch.is_blackwell_or_later();
+                        let window = s.sh_type == SHT_CUDA_SHARED;
+                        (bank || window).then_some((l, s.sh_type))
+                    }
+                    _ => None,
+                };
+                if let Some(&id) = shares.as_ref().and_then(|k| grouped.get(k)) {
+                    let o = plan.sec_mut(id);
+                    let offset = if nobits {
+                        0
+                    } else {
+                        let a = s.addralign.max(1);
+                        o.align = o.align.max(a);
+                        let offset = align_up(o.size, a);
+                        o.size = offset + s.size;
+                        if let Body::Pieces(p) = &mut o.body {
+                            p.push(Piece {
+                                file: f.id,
+                                section: s.index,
+                                offset,
+                            });
+                        }
+                        offset
+                    };
+                    o.section_symbol |= section_symbols[i];
+                    plan.placement[fid][i] = Some(Placement { out: id, offset });
+                    continue;
+                }
                 let mut o = OutSection::new(s.name, out_type, role);
                 o.flags = s.flags;
                 o.align = s.addralign.max(1);
                 o.entsize = s.entsize;
-                o.func = func;
+                o.func = shares.map(|(l, _)| l).or(func);
                 o.section_symbol = section_symbols[i];
                 o.size = s.size;
                 if role == Role::Text {
@@ -776,7 +831,16 @@ pub(crate) fn plan(
                         high: s.info & 0xff00_0000,
                     };
                 } else {
-                    let t = *text_out[fid].get(&text).expect("text sections come first");
+                    let mut t = *text_out[fid].get(&text).expect("text sections come first");
+                    // A shared window made for several copies names the
+                    // first copy's text (measured: also when only a later
+                    // copy has `.shared` variables of its own).
+                    if let Some((l, _)) = shares {
+                        let lf = &live.funcs[l as usize];
+                        if let Some(&lt) = text_out[lf.key.file.0 as usize].get(&lf.key.text) {
+                            t = lt;
+                        }
+                    }
                     o.info = InfoTo::Section(t);
                     o.link = if s.link != 0 {
                         LinkTo::SymTab
@@ -802,6 +866,11 @@ pub(crate) fn plan(
                 let id = plan.add(o);
                 if role == Role::Text {
                     text_out[fid].insert(s.index, id);
+                }
+                if let Some(k) = shares {
+                    grouped.insert(k, id);
+                } else if let Some(fi) = func.filter(|_| s.sh_type == SHT_CUDA_CONSTANT0) {
+                    grouped.insert((fi, SHT_CUDA_CONSTANT0), id);
                 }
                 if s.sh_type == SHT_CUDA_CONSTANT2 {
                     if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
@@ -954,7 +1023,10 @@ pub(crate) fn plan(
         });
         let w = &plan.shared.kernels[&ki];
         any_dynamic_shared |= w.dynamic;
-        if has_own {
+        // One section per kernel name: the first copy's, which a later
+        // copy's own `.nv.shared.<k>` may have made already.
+        let l = leader.get(ki as usize).copied().unwrap_or(ki);
+        if has_own || l != ki || grouped.contains_key(&(ki, SHT_CUDA_SHARED)) {
             continue;
         }
         let (size, align, has_vars) = (w.size(arch), w.align, !w.offsets.is_empty());
@@ -1012,6 +1084,7 @@ pub(crate) fn plan(
         }
         plan.add(o);
     }
+    plan.kernel_leader = leader;
     plan
 }
 

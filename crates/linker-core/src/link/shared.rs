@@ -25,6 +25,9 @@
 //! driver's reserve). A kernel that uses only module-scope or dynamic shared
 //! memory gets a `.nv.shared.<k>` section of its own.
 //!
+//! Local kernels of one name in several inputs share one window (nvlink keys
+//! it by name; see [`layout`]).
+//!
 //! A device function reached from several kernels must see one dynamic base:
 //! every kernel reaching it gets the largest of their bases (culink's rule;
 //! nvlink's choice in that situation is unmeasured). With `-g` the kernels
@@ -143,11 +146,24 @@ pub(crate) fn classify(files: &[InputFile<'_>], db: &SymbolDb<'_>, r: SymRef) ->
 /// using one `extern __shared__` array both get 0xa0; with two names, one
 /// per kernel, each keeps its own base). Without `-g` each kernel keeps its
 /// own base.
+///
+/// `leader` ([`Live::same_name_leaders`]): local kernels of one name in
+/// several inputs share one window (nvlink keys it by name). Each copy is a
+/// kernel of its own for the module-scope region (a variable two copies use
+/// is shared by two kernels), but the window holds every copy's own
+/// variables and the module-scope ones only one copy uses, laid out as one
+/// kernel's, after the end of the *first* copy's module-scope region only
+/// (a later copy's shared variables may overlap it: nvlink's layout, followed
+/// because the driver sees it). Measured at sm_86/90/100 with two static
+/// `sk` (own arrays of 0x258 and 0x3e8 bytes) calling or not a function
+/// using a module variable that another kernel uses or not; difftest seed
+/// 40074.
 pub(crate) fn layout(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
     live: &Live,
     device_debug: bool,
+    leader: &[u32],
 ) -> SharedLayout {
     let _span = tracing::info_span!("shared_windows").entered();
     let mut out = SharedLayout::default();
@@ -427,20 +443,34 @@ pub(crate) fn layout(
                 });
             if let Some(fi) = winner.filter(|&fi| live.funcs[fi as usize].is_kernel) {
                 own_sections
-                    .entry(fi)
+                    .entry(leader[fi as usize])
                     .or_default()
                     .push((f.id.0 as usize, s.index));
             }
         }
     }
-    // Each kernel's window.
+    // The copies of each kernel name, by first copy (see `leader`).
+    let mut members: HashMap<u32, Vec<u32>> = HashMap::default();
+    for (ki, &l) in leader.iter().enumerate() {
+        if l != ki as u32 {
+            members.entry(l).or_insert_with(|| vec![l]).push(ki as u32);
+        }
+    }
+    // Each kernel's window (one per kernel name).
     for (ki, func) in live.funcs.iter().enumerate() {
         let ki = ki as u32;
-        if !func.is_kernel || !live.live[ki as usize] {
+        if !func.is_kernel || !live.live[ki as usize] || leader[ki as usize] != ki {
             continue;
         }
         let own = own_sections.get(&ki).map_or(&[][..], Vec::as_slice);
-        let (used, dynamic) = kernel_uses.get(&ki).cloned().unwrap_or_default();
+        // What the copies of the kernel's name use, together.
+        let (mut used, mut dynamic) = (Vec::new(), false);
+        for c in members.get(&ki).map_or(&[ki][..], Vec::as_slice) {
+            if let Some((vars, d)) = kernel_uses.get(c) {
+                used.extend(vars.iter().copied());
+                dynamic |= *d;
+            }
+        }
         if own.is_empty() && used.is_empty() && !dynamic {
             continue;
         }
@@ -502,19 +532,26 @@ pub(crate) fn layout(
     // Groups of kernels that must see one dynamic base: those reaching a
     // device function that uses it, and with `-g` those using one
     // `extern __shared__` name (in name order: deterministic).
+    // (Copies of a kernel name count as their one window's first copy.)
+    let to_leaders = |ks: &[u32]| -> Vec<u32> {
+        let mut v: Vec<u32> = ks.iter().map(|&k| leader[k as usize]).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
     let mut groups: Vec<Vec<u32>> = user_fns
         .iter()
         .filter(|u| uses[u].1)
-        .map(|u| reaching[u].clone())
+        .map(|u| to_leaders(&reaching[u]))
         .collect();
     let mut name_kernels: std::collections::BTreeMap<GlobalId, Vec<u32>> = Default::default();
     if device_debug {
         for u in &user_fns {
             for g in &uses[u].2 {
                 let ks = name_kernels.entry(*g).or_default();
-                for k in &reaching[u] {
-                    if !ks.contains(k) {
-                        ks.push(*k);
+                for k in to_leaders(&reaching[u]) {
+                    if !ks.contains(&k) {
+                        ks.push(k);
                     }
                 }
             }
@@ -550,6 +587,14 @@ pub(crate) fn layout(
             .max()
         {
             out.debug_dyn.insert(*g, m);
+        }
+    }
+    // The other copies of a kernel name see the first copy's window.
+    for (ki, &l) in leader.iter().enumerate() {
+        if l != ki as u32 {
+            if let Some(w) = out.kernels.get(&l).cloned() {
+                out.kernels.insert(ki as u32, w);
+            }
         }
     }
     for (&u, ks) in &reaching {

@@ -14,6 +14,17 @@
 //! the slots as soon as any code of the link references a handle, even only
 //! dead code (an uncalled function, kernels dropped by `-kernels-used`).
 //!
+//! Local kernels of one name in several inputs (`.entry sk` without
+//! `.visible`): nvlink decides by name, from the first copy in input order.
+//! When its call tree references a handle, its bank gets the slots (before
+//! Blackwell the one bank all copies share, `sections.rs`); the other copies
+//! never get any, even when their own code reads a handle (measured at
+//! sm_86/90/100 with two and three copies in several orders: a later copy
+//! reading a texture next to a first that does not gets no slot and no
+//! header-index relocation — the driver leaves that slot unset; difftest
+//! seeds 30147, 40050). Two copies still count as two kernels for the lone
+//! kernel rule. The slot base counts the shared bank at its merged size.
+//!
 //! The slot order (measured with 1..20 handles, names of every length and
 //! character, mixed kinds, one to three objects, several kernels; names,
 //! declaration order and use order do not change it, only each handle's
@@ -282,6 +293,12 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
     let lone = kernels.len() == 1;
     for &i in &kernels {
         if !lone && !reaches[i] {
+            continue;
+        }
+        // Of local kernels sharing a name only the first copy (whose call
+        // tree decides) gets slots, in the bank it shares with the others
+        // before Blackwell (see the module documentation).
+        if plan.kernel_leader.get(i).is_some_and(|&l| l as usize != i) {
             continue;
         }
         let func = &live.funcs[i];
