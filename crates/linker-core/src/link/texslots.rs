@@ -249,9 +249,9 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
     let kernels: Vec<usize> = (0..live.funcs.len())
         .filter(|&i| live.funcs[i].is_kernel && live.live[i])
         .collect();
-    // The kinds each function's call tree references: the function's own,
-    // joined upwards along the call edges (to a fixed point: call trees may
-    // be recursive).
+    // The kinds each live function's call tree references: the live
+    // functions' own, joined upwards along the call edges (to a fixed point:
+    // call trees may be recursive).
     let n = live.funcs.len();
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (i, f) in live.funcs.iter().enumerate() {
@@ -261,8 +261,12 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
             }
         }
     }
-    let mut reach = plan.tex.uses.clone();
-    reach.resize(n, Kinds::NONE);
+    let mut reach: Vec<Kinds> = (0..n)
+        .map(|i| match (live.live.get(i), plan.tex.uses.get(i)) {
+            (Some(true), Some(&k)) => k,
+            _ => Kinds::NONE,
+        })
+        .collect();
     let mut stack: Vec<u32> = (0..n as u32)
         .filter(|&i| !reach[i as usize].is_empty())
         .collect();
