@@ -923,7 +923,7 @@ impl<'d> Mercury<'d> {
             let mut names = Vec::with_capacity(plan.tex.handles.len());
             for (slot, h) in plan.tex.handles.iter().enumerate() {
                 names.push(h.name.clone());
-                if !h.gets_header_index(plan.tex.reaches_surface(text_out)) {
+                if !plan.tex.kinds(text_out).header_index_for(h.ty) {
                     continue;
                 }
                 let rtype = match h.ty {

@@ -184,13 +184,10 @@ fn is_clear(rtype: u32) -> bool {
 }
 
 /// What classifying one file's relocations leaves for the in-order merge:
-/// everything that touches link-wide state (texture users, the kept list,
+/// everything that touches link-wide state (the kept list,
 /// `--preserve-relocs` records, diagnostics) in the order a sequential pass
 /// would have produced it.
 enum Item<'d> {
-    /// A function that uses a texture/sampler/surface handle (its kernels get
-    /// the handle slots: `texslots.rs`).
-    TexUser(u32),
     /// A `--preserve-relocs` entry (see `preserve.rs`).
     Preserve(OutSecId, u64, u32, SymTarget, i64),
     /// A shared variable's window offset for `--preserve-relocs`.
@@ -239,7 +236,6 @@ pub(crate) fn classify(
             plan.kept.append(run);
             let Some(item) = item else { continue };
             match item {
-                Item::TexUser(fi) => plan.tex.mark_user(fi),
                 Item::Preserve(out, at, rtype, to, addend) => {
                     super::preserve::record(plan, out, at, rtype, to, addend)
                 }
@@ -436,10 +432,9 @@ fn classify_file<'d>(
                     .copied()
                     .flatten();
                 match (func, plan.tex.slot(sym.name)) {
-                    (Some(fi), Some(slot)) => {
+                    (Some(_), Some(slot)) => {
                         // The addend is added (measured: sm_75..89 ptxas writes
                         // the bank size as addend for texmode_independent loads).
-                        items.push(Item::TexUser(fi));
                         patch_bank(slot.wrapping_add(r.addend as u64), None);
                     }
                     _ => items.push(Item::Error(Box::new(

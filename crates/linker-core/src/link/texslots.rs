@@ -8,11 +8,22 @@
 //! has the same offset in every kernel, and the code referencing it (kernel or
 //! callee) reads that offset. Every live kernel whose call tree references at
 //! least one handle gets a slot for *every* handle of the link, used or not:
-//! its parameter bank grows to cover them all and gets one
-//! `R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX` per slot for the driver. Kernels whose
-//! call tree references none get nothing, except a lone live kernel: it gets
-//! the slots as soon as any code of the link references a handle, even only
-//! dead code (an uncalled function, kernels dropped by `-kernels-used`).
+//! its parameter bank grows to cover them all. Kernels whose call tree
+//! references none get nothing, except a lone live kernel: it counts as
+//! reaching every function of the link that won its name, dead ones included
+//! (an uncalled function, kernels dropped by `-kernels-used`), but not a weak
+//! definition beaten by another input's.
+//!
+//! Which slots get an `R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX` (and on Blackwell
+//! an `R_MERCURY_*_HEADER_INDEX` in the kernel's header-index table) for the
+//! driver depends on the kinds of handle the kernel's call tree references
+//! ([`Kinds`]; measured at sm_80/90/100 with kernels referencing every
+//! combination of the three kinds, directly or through a callee, over one or
+//! several objects; difftest seeds 30054, 30075, 30094, 40014, 50127, 50133):
+//! surface slots always; texture slots when it references a texture or a
+//! surface; sampler slots when it references a sampler or a surface. Each
+//! kind goes all or nothing: a kernel reading one sampler gets the relocation
+//! of every sampler of the link, referenced anywhere or not.
 //!
 //! Local kernels of one name in several inputs (`.entry sk` without
 //! `.visible`): nvlink decides by name, from the first copy in input order.
@@ -55,21 +66,47 @@ pub(crate) struct Handle {
     pub ty: u8,
     /// Its first mention (the symbol the driver relocations name).
     pub sym: SymRef,
-    /// Whether some input's relocation names it.
-    pub used: bool,
 }
 
-impl Handle {
-    /// Whether a kernel's slot for it gets a header-index relocation: not for
-    /// a sampler no input's code references, unless the kernel's call tree
-    /// references a surface (its slot stays either way). Measured at
-    /// sm_75/80/100 with a `texmode_independent` object declaring unused
-    /// samplers and a texture, both orders, next to kernels using a texture,
-    /// a surface or nothing (difftest seeds 1022, 20042, 20105; fixtures
-    /// `tex_unused_sampler`, `tex_unused_sampler_surf`). Unused textures and
-    /// surfaces always keep theirs.
-    pub(crate) fn gets_header_index(&self, kernel_reaches_surface: bool) -> bool {
-        self.used || self.ty != STT_CUDA_SAMPLER || kernel_reaches_surface
+/// The kinds of handle some code references, as a bit set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Kinds(u8);
+
+impl Kinds {
+    /// No handle referenced.
+    pub(crate) const NONE: Kinds = Kinds(0);
+    const TEXTURE: u8 = 1;
+    const SAMPLER: u8 = 2;
+    const SURFACE: u8 = 4;
+
+    /// The kind of a handle of CUDA symbol type `ty`.
+    fn of(ty: u8) -> Kinds {
+        Kinds(match ty {
+            STT_CUDA_SURFACE => Self::SURFACE,
+            STT_CUDA_SAMPLER => Self::SAMPLER,
+            _ => Self::TEXTURE,
+        })
+    }
+
+    fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    fn union(self, other: Kinds) -> Kinds {
+        Kinds(self.0 | other.0)
+    }
+
+    /// Whether a kernel whose call tree references these kinds gets a
+    /// header-index relocation for its slot of a handle of type `ty` (see
+    /// the module documentation): surfaces always, textures with a texture
+    /// or surface, samplers with a sampler or surface.
+    pub(crate) fn header_index_for(self, ty: u8) -> bool {
+        let needs = match ty {
+            STT_CUDA_SURFACE => Self::TEXTURE | Self::SAMPLER | Self::SURFACE,
+            STT_CUDA_SAMPLER => Self::SAMPLER | Self::SURFACE,
+            _ => Self::TEXTURE | Self::SURFACE,
+        };
+        self.0 & needs != 0
     }
 }
 
@@ -82,14 +119,12 @@ pub(crate) struct TexSlots {
     index: HashMap<String, u32>,
     /// Offset of the first slot.
     pub base: u64,
-    /// Per function of [`Live::funcs`]: its code references a handle.
-    users: Vec<bool>,
-    /// Some code of the link, live or not, references a handle.
-    referenced: bool,
-    /// Output text sections of the kernels given slots (every handle each).
-    slotted: HashSet<OutSecId>,
-    /// Those of them whose call tree references a surface.
-    surface_kernels: HashSet<OutSecId>,
+    /// Per function of [`Live::funcs`] (live or dead): the kinds of handle
+    /// its own code references.
+    uses: Vec<Kinds>,
+    /// Per kernel given slots (its output text section): the kinds of handle
+    /// its call tree references (never empty).
+    slotted: HashMap<OutSecId, Kinds>,
 }
 
 /// Rank of a kind in the list nvlink shuffles: surfaces, samplers, textures.
@@ -128,36 +163,33 @@ impl TexSlots {
                             file: f.id,
                             index: i as u32,
                         },
-                        used: false,
                     });
                 }
             }
         }
-        // Whether any code, dead code included, references a handle.
-        let referenced = !list.is_empty()
-            && files.iter().any(|f| {
-                f.cubin.sections.iter().filter(|s| s.is_reloc()).any(|rs| {
-                    f.cubin.relocs(rs).any(|r| {
-                        f.cubin.symbols.get(r.sym as usize).is_some_and(|s| {
-                            r.sym != 0 && s.is_undefined() && is_texture_kind(s.ty())
-                        })
-                    })
-                })
-            });
-        let mut used_names: HashSet<&str> = HashSet::default();
-        for f in files {
-            for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
-                for r in f.cubin.relocs(rs) {
-                    if let Some(s) = f.cubin.symbols.get(r.sym as usize) {
-                        if r.sym != 0 && s.is_undefined() && is_texture_kind(s.ty()) {
-                            used_names.insert(s.name);
+        // The kinds each winning function's code references, live or dead
+        // (a beaten weak definition's code has no function and counts for
+        // nothing: difftest seed 30133).
+        let mut uses = vec![Kinds::NONE; live.funcs.len()];
+        if !list.is_empty() {
+            for f in files {
+                let fid = f.id.0 as usize;
+                for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+                    let Some(Some(fi)) = live.func_of_text[fid].get(rs.info as usize) else {
+                        continue;
+                    };
+                    for r in f.cubin.relocs(rs) {
+                        if r.sym == 0 {
+                            continue;
+                        }
+                        if let Some(s) = f.cubin.symbols.get(r.sym as usize) {
+                            if s.is_undefined() && is_texture_kind(s.ty()) {
+                                uses[*fi as usize] = uses[*fi as usize].union(Kinds::of(s.ty()));
+                            }
                         }
                     }
                 }
             }
-        }
-        for h in &mut list {
-            h.used = used_names.contains(h.name.as_str());
         }
         list.sort_by_key(|h| kind_rank(h.ty)); // stable: first mention within a kind
         let handles = shuffle(list);
@@ -178,10 +210,8 @@ impl TexSlots {
             handles,
             index,
             base: largest.div_ceil(a) * a,
-            users: vec![false; live.funcs.len()],
-            referenced,
-            slotted: HashSet::default(),
-            surface_kernels: HashSet::default(),
+            uses,
+            slotted: HashMap::default(),
         }
     }
 
@@ -190,21 +220,15 @@ impl TexSlots {
         self.index.get(name).map(|&i| self.base + 4 * u64::from(i))
     }
 
-    /// Records that function `func` (index into [`Live::funcs`]) references a handle.
-    pub(crate) fn mark_user(&mut self, func: u32) {
-        if let Some(u) = self.users.get_mut(func as usize) {
-            *u = true;
-        }
-    }
-
     /// Whether the kernel whose output text section is `text` got the slots.
     pub(crate) fn has_slots(&self, text: OutSecId) -> bool {
-        self.slotted.contains(&text)
+        self.slotted.contains_key(&text)
     }
 
-    /// Whether the kernel whose output text section is `text` reaches a surface.
-    pub(crate) fn reaches_surface(&self, text: OutSecId) -> bool {
-        self.surface_kernels.contains(&text)
+    /// The kinds of handle the call tree of the kernel whose output text
+    /// section is `text` references ([`Kinds::NONE`] for a kernel without slots).
+    pub(crate) fn kinds(&self, text: OutSecId) -> Kinds {
+        self.slotted.get(&text).copied().unwrap_or_default()
     }
 
     /// End of the slots (the size of a parameter bank that has them).
@@ -226,16 +250,19 @@ fn header_index_type(ty: u8, blackwell: bool) -> u32 {
 
 /// Gives every live kernel whose call tree references a handle (or the lone
 /// live kernel, see the module documentation) a slot for every handle: grows
-/// its parameter bank and records the header-index relocations. Runs after
-/// every relocation was classified.
+/// its parameter bank and records the header-index relocations its
+/// referenced kinds call for.
 pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diags: &mut Diags) {
-    if plan.tex.handles.is_empty() || !plan.tex.referenced {
+    let _span = tracing::debug_span!("texslots").entered();
+    if plan.tex.handles.is_empty() {
         return;
     }
     let kernels: Vec<usize> = (0..live.funcs.len())
         .filter(|&i| live.funcs[i].is_kernel && live.live[i])
         .collect();
-    // Functions reaching a user: walk the call edges backwards from the users.
+    // The kinds each live function's call tree references: the live
+    // functions' own, joined upwards along the call edges (to a fixed point:
+    // call trees may be recursive).
     let n = live.funcs.len();
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (i, f) in live.funcs.iter().enumerate() {
@@ -245,54 +272,36 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
             }
         }
     }
-    let mut reaches = plan.tex.users.clone();
-    reaches.resize(n, false);
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&i| reaches[i as usize]).collect();
+    let mut reach: Vec<Kinds> = (0..n)
+        .map(|i| match (live.live.get(i), plan.tex.uses.get(i)) {
+            (Some(true), Some(&k)) => k,
+            _ => Kinds::NONE,
+        })
+        .collect();
+    let mut stack: Vec<u32> = (0..n as u32)
+        .filter(|&i| !reach[i as usize].is_empty())
+        .collect();
     while let Some(i) = stack.pop() {
+        let k = reach[i as usize];
         for &c in &callers[i as usize] {
-            if !reaches[c as usize] {
-                reaches[c as usize] = true;
+            let joined = reach[c as usize].union(k);
+            if joined != reach[c as usize] {
+                reach[c as usize] = joined;
                 stack.push(c);
             }
         }
     }
-    // Functions whose call tree references a surface.
-    let mut surf = vec![false; n];
-    for f in files {
-        let fid = f.id.0 as usize;
-        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
-            let Some(Some(fi)) = live.func_of_text[fid].get(rs.info as usize) else {
-                continue;
-            };
-            if f.cubin.relocs(rs).any(|r| {
-                r.sym != 0
-                    && f.cubin
-                        .symbols
-                        .get(r.sym as usize)
-                        .is_some_and(|s| s.is_undefined() && s.ty() == STT_CUDA_SURFACE)
-            }) {
-                surf[*fi as usize] = true;
-            }
-        }
-    }
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&i| surf[i as usize]).collect();
-    while let Some(i) = stack.pop() {
-        for &c in &callers[i as usize] {
-            if !surf[c as usize] {
-                surf[c as usize] = true;
-                stack.push(c);
-            }
-        }
-    }
+    // A lone live kernel reaches every function of the link (measured:
+    // `-kernels-used` of a kernel using none; one kernel next to an uncalled
+    // function reading a texture, or only a sampler).
+    let everything = plan.tex.uses.iter().fold(Kinds::NONE, |a, &k| a.union(k));
+    let lone = kernels.len() == 1;
     let end = plan.tex.end();
     // Blackwell images carry them as RELA.
     let blackwell = plan.arch.is_blackwell_or_later();
-    // A lone live kernel gets the slots whenever any code references a handle,
-    // even only dead code (measured: `-kernels-used` of a kernel using none;
-    // one kernel next to an uncalled function reading a texture).
-    let lone = kernels.len() == 1;
     for &i in &kernels {
-        if !lone && !reaches[i] {
+        let kinds = if lone { everything } else { reach[i] };
+        if kinds.is_empty() {
             continue;
         }
         // Of local kernels sharing a name only the first copy (whose call
@@ -330,7 +339,7 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
         let sec = plan.sec_mut(out);
         sec.size = sec.size.max(end);
         for (slot, h) in plan.tex.handles.iter().enumerate() {
-            if !h.gets_header_index(surf[i]) {
+            if !kinds.header_index_for(h.ty) {
                 continue;
             }
             plan.kept.push(KeptReloc {
@@ -343,17 +352,39 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
             });
         }
         if let Some(t) = plan.placement[f.id.0 as usize][func.key.text as usize] {
-            plan.tex.slotted.insert(t.out);
-            if surf[i] {
-                plan.tex.surface_kernels.insert(t.out);
-            }
+            plan.tex.slotted.insert(t.out, kinds);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::shuffle;
+    use super::{shuffle, Kinds};
+    use crate::link::relocate::{STT_CUDA_SAMPLER, STT_CUDA_SURFACE, STT_CUDA_TEXTURE};
+
+    /// Which slots get a header-index relocation for each combination of the
+    /// kinds a kernel reaches (measured at sm_80/90/100, `tex_header_kinds`).
+    #[test]
+    fn header_index_by_kinds() {
+        let t = Kinds::of(STT_CUDA_TEXTURE);
+        let s = Kinds::of(STT_CUDA_SAMPLER);
+        let f = Kinds::of(STT_CUDA_SURFACE);
+        // (kinds reached, [texture, sampler, surface] slots relocated)
+        let cases = [
+            (t, [true, false, true]),
+            (s, [false, true, true]),
+            (f, [true, true, true]),
+            (t.union(s), [true, true, true]),
+            (t.union(f), [true, true, true]),
+            (s.union(f), [true, true, true]),
+            (Kinds::NONE, [false, false, false]),
+        ];
+        for (k, want) in cases {
+            let got = [STT_CUDA_TEXTURE, STT_CUDA_SAMPLER, STT_CUDA_SURFACE]
+                .map(|ty| k.header_index_for(ty));
+            assert_eq!(got, want, "{k:?}");
+        }
+    }
 
     /// nvlink 13.0.88's slot order for handles 1..=n in list order (measured).
     #[test]
