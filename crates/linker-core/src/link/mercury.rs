@@ -1262,7 +1262,15 @@ impl<'d> Mercury<'d> {
             out.push(ms.other);
             out.extend_from_slice(&shndx.to_le_bytes());
             out.extend_from_slice(&value.to_le_bytes());
-            out.extend_from_slice(&ms.size.to_le_bytes());
+            // A `.common` variable has the merged size (the largest of its
+            // declarations), as its `.symtab` entry: measured, difftest
+            // 30054, fixture `common_sizes_mercury`.
+            let size = if ms.shndx == SHN_COMMON {
+                u64::from_le_bytes(e[16..24].try_into().expect("8 bytes"))
+            } else {
+                ms.size
+            };
+            out.extend_from_slice(&size.to_le_bytes());
         }
         let n = (out.len() / 24) as u32;
         if plan.relocatable {
