@@ -164,8 +164,10 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 /// Whether input `f`'s call-graph entry listing function symbol `fsym` as
 /// address-taken counts. When `f`'s own definition of the function lost, it
 /// counts only through a data reference in `f` (`data_refs`: the symbols
-/// `f`'s data sections refer to) or an address reference (`ADDRESS_REFS`) by
-/// a function that is not one of `f`'s losing definitions too. For liveness
+/// `f`'s data sections refer to) — and that only when the definition held
+/// the name when read ([`data_ref_counts`]) — or an address reference
+/// (`ADDRESS_REFS`) by a function that is not one of `f`'s losing
+/// definitions too. For liveness
 /// (`listed` false) a definition beaten by any other input's is losing; for
 /// the output's `ADDRESS_TAKEN` list (`listed` true) only one that lost when
 /// its input was read ([`lost_to_earlier`]; a copy beaten later was merged
@@ -175,8 +177,9 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 /// taking another function's address keeps that alive; a winning (even dead)
 /// function taking a losing copy's address does, in both orders; a copy that
 /// lost taking the address of another copy that lost does not (30088); a
-/// losing copy's address in the input's data does (30050, 40052, 40070).
-/// Fixture `weak_loser_graph_order`.
+/// losing copy's address in the input's data does when the copy was replaced
+/// later (30050, 40052, 40070), not when it lost when read (30030, 50118).
+/// Fixtures `weak_loser_graph_order`, `weak_loser_data_ref`.
 pub(crate) fn address_taken_counts(
     db: &SymbolDb<'_>,
     f: &InputFile<'_>,
@@ -199,19 +202,75 @@ pub(crate) fn address_taken_counts(
         })
     };
     !losing(fsym)
-        || data_refs.binary_search(&fsym).is_ok()
+        || (data_refs.binary_search(&fsym).is_ok() && data_ref_counts(db, f, fsym))
         || graph
             .address_refs
             .iter()
             .any(|&(a, b)| b == fsym && !losing(a))
 }
 
+/// Whether a relocation in input `f`'s data (an initializer holding an
+/// address) against its symbol `sym` is a use that keeps the function alive:
+/// not when `sym` is `f`'s own definition that lost when `f` was read
+/// ([`lost_to_earlier`]). Such a relocation is resolved against the winner
+/// when that is live for another reason and dropped with it otherwise (the
+/// pointer stays 0). Measured at sm_80/100 with a strong and with a weak
+/// earlier winner, in `.nv.global.init` and `.nv.constant3` data; a copy
+/// replaced by a later input's definition is kept alive by such a reference
+/// (difftest seeds 30030, 50118 against 30050, 40052, 40070; fixture
+/// `weak_loser_data_ref`).
+pub(crate) fn data_ref_counts(db: &SymbolDb<'_>, f: &InputFile<'_>, sym: u32) -> bool {
+    !lost_to_earlier(db, f, sym)
+}
+
+/// The initialized global data section, where a weak variable that lost to
+/// a weak one loses its relocations ([`dropped_init_ranges`]).
+pub(crate) const GLOBAL_INIT: &str = ".nv.global.init";
+
+/// The byte ranges (`start..end`, sorted) in input `f`'s
+/// [`GLOBAL_INIT`] of its weak variables that lost, when `f` was read, to a
+/// weak definition holding the name then ([`SymbolDb::lost_to_weak`]). nvlink
+/// keeps their bytes (the hole) but drops every relocation inside them: the
+/// pointers they hold stay as written and refer to nothing, so they keep no
+/// function alive. A weak copy that lost to a strong definition, or that held
+/// the name and was replaced later, keeps its relocations; `.nv.constant3`
+/// copies keep theirs in every case. Measured at sm_75/80/90/100 (and the
+/// Mercury twin `.nv.merc.nv.global.init` at sm_100) with two and three
+/// inputs (weak, weak, weak: only the first keeps them; weak, weak, strong:
+/// the second loses them); difftest seeds 20028, 30030, 30038; fixture
+/// `weak_loser_data_ref`.
+pub(crate) fn dropped_init_ranges(db: &SymbolDb<'_>, f: &InputFile<'_>) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = db
+        .lost_to_weak
+        .iter()
+        .filter(|r| r.file == f.id)
+        .filter_map(|r| {
+            let sym = f.cubin.symbols.get(r.index as usize)?;
+            let sec = f.cubin.sections.get(sym.section()? as usize)?;
+            (matches!(
+                sym.ty(),
+                crate::elf::STT_OBJECT | crate::elf::STT_CUDA_OBJECT
+            ) && sec.name == GLOBAL_INIT)
+                .then(|| (sym.value, sym.value.saturating_add(sym.size)))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Whether `offset` lies in one of `ranges` ([`dropped_init_ranges`]).
+pub(crate) fn in_ranges(ranges: &[(u64, u64)], offset: u64) -> bool {
+    ranges.iter().any(|&(a, b)| (a..b).contains(&offset))
+}
+
 /// Per input: the symbols its allocated data sections' relocations refer to
-/// (sorted): function addresses in initializers.
-pub(crate) fn data_refs(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
+/// (sorted): function addresses in initializers (not those inside
+/// [`dropped_init_ranges`]).
+pub(crate) fn data_refs(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Vec<Vec<u32>> {
     files
         .par_iter()
         .map(|f| {
+            let dropped = dropped_init_ranges(db, f);
             let mut v: Vec<u32> = f
                 .cubin
                 .sections
@@ -223,7 +282,14 @@ pub(crate) fn data_refs(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
                                 && t.flags & crate::elf::SHF_EXECINSTR == 0
                         })
                 })
-                .flat_map(|rs| f.cubin.relocs(rs).map(|r| r.sym))
+                .flat_map(|rs| {
+                    let init = f.cubin.sections[rs.info as usize].name == GLOBAL_INIT;
+                    let dropped = &dropped;
+                    f.cubin
+                        .relocs(rs)
+                        .filter(move |r| !(init && in_ranges(dropped, r.offset)))
+                        .map(|r| r.sym)
+                })
                 .collect();
             v.sort_unstable();
             v.dedup();
@@ -392,7 +458,7 @@ pub(crate) fn mark(
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
         host_unused: Vec::new(),
-        data_refs: data_refs(files),
+        data_refs: data_refs(files, db),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -408,8 +474,10 @@ pub(crate) fn mark(
     }
     let scan = |f: &InputFile<'_>| -> Vec<Event> {
         let mut events = Vec::new();
+        let dropped = dropped_init_ranges(db, f);
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
+            let init = target.name == GLOBAL_INIT;
             let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
             // A weak definition beaten elsewhere: its code and metadata are
             // dropped and nothing they refer to is used (measured: a losing
@@ -432,6 +500,9 @@ pub(crate) fn mark(
                 continue;
             }
             for r in f.cubin.relocs(rs) {
+                if init && in_ranges(&dropped, r.offset) {
+                    continue;
+                }
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {
                         events.push(Event::Indirect(fi));
@@ -457,7 +528,9 @@ pub(crate) fn mark(
                         });
                     }
                     Some(_) => {}
-                    None if !is_debug => events.push(Event::Root(callee)),
+                    None if !is_debug && data_ref_counts(db, f, r.sym) => {
+                        events.push(Event::Root(callee))
+                    }
                     None => {}
                 }
             }
