@@ -38,12 +38,11 @@ pub(crate) struct Func {
     pub calls: Vec<u32>,
     /// Whether the function calls through a register (unknown callee).
     pub indirect_call: bool,
-    /// Whether its address is taken (data reference or non-call code reference).
+    /// Whether its address is taken (data reference, non-call code reference
+    /// or an input's `ADDRESS_TAKEN` entry that counts:
+    /// [`address_taken_counts`]); such a function has no `.nv.prototype`
+    /// entry.
     pub address_taken: bool,
-    /// Whether the output's call graph lists it as address-taken (an input's
-    /// `ADDRESS_TAKEN` entry that counts for the list:
-    /// [`address_taken_counts`]); such a function has no `.nv.prototype` entry.
-    pub listed_taken: bool,
     /// Prototype signatures (`#ii`, ...) of its indirect call sites (input
     /// call graph list INDIRECT_CALLS).
     pub indirect_protos: Vec<String>,
@@ -75,8 +74,6 @@ pub(crate) struct Live {
     /// remove, kept by a `-g -suppress-debug-info` link, which gives it no
     /// `EIATTR_MIN_STACK_SIZE` (nvlink 13.0.88, measured).
     pub host_unused: Vec<bool>,
-    /// Per input: the symbols its data sections refer to ([`data_refs`]).
-    pub data_refs: Vec<Vec<u32>>,
 }
 
 impl Live {
@@ -162,51 +159,37 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 }
 
 /// Whether input `f`'s call-graph entry listing function symbol `fsym` as
-/// address-taken counts. When `f`'s own definition of the function lost, it
-/// counts only through a data reference in `f` (`data_refs`: the symbols
-/// `f`'s data sections refer to) — and that only when the definition held
-/// the name when read ([`data_ref_counts`]) — or an address reference
-/// (`ADDRESS_REFS`) by a function that is not one of `f`'s losing
-/// definitions too. For liveness
-/// (`listed` false) a definition beaten by any other input's is losing; for
-/// the output's `ADDRESS_TAKEN` list (`listed` true) only one that lost when
-/// its input was read ([`lost_to_earlier`]; a copy beaten later was merged
-/// into the winner). Measured at sm_80: a losing weak copy taking its own
-/// address keeps nothing alive, but is listed when it lost to a later input
-/// (difftest seed 40005) and not when it lost to an earlier one (40083); one
-/// taking another function's address keeps that alive; a winning (even dead)
-/// function taking a losing copy's address does, in both orders; a copy that
-/// lost taking the address of another copy that lost does not (30088); a
-/// losing copy's address in the input's data does when the copy was replaced
-/// later (30050, 40052, 40070), not when it lost when read (30030, 50118).
-/// Fixtures `weak_loser_graph_order`, `weak_loser_data_ref`.
+/// address-taken counts (for liveness, the output's `ADDRESS_TAKEN` list and
+/// `.nv.prototype` alike). nvlink merges one input at a time: a copy that held
+/// the name when read (the winner, or one replaced by a later input's
+/// definition) has its entries merged into the function's node, so they
+/// count as the winner's; when `f`'s definition of the function lost as soon
+/// as `f` was read ([`lost_to_earlier`]) the entry counts only through an
+/// address reference (`ADDRESS_REFS`) by a function whose `f` copy did not
+/// lose when read (not through `f`'s data: [`data_ref_counts`]).
+///
+/// Measured at sm_80 (nvlink 13.0.88): a copy that lost when read taking its
+/// own address keeps nothing alive and is not listed (difftest seed 40083);
+/// one replaced later is kept alive and listed (40005; a dead winner
+/// included, no `.nv.prototype` entry), as is the function whose address
+/// such a copy takes (replaced-later taker of a lost-when-read or a
+/// replaced-later copy; a lost-when-read taker of a replaced-later copy:
+/// 50048); a winning (even dead) function taking a losing copy's address
+/// keeps it, in both orders; a copy that lost when read taking the address of
+/// another such copy does not (30088). Fixtures `weak_loser_graph_order`,
+/// `weak_loser_taken`, `weak_loser_taken_later`.
 pub(crate) fn address_taken_counts(
     db: &SymbolDb<'_>,
     f: &InputFile<'_>,
     graph: &crate::cubin::callgraph::CallGraph,
-    data_refs: &[u32],
     fsym: u32,
-    listed: bool,
 ) -> bool {
-    let losing = |s: u32| {
-        f.cubin.symbols.get(s as usize).is_some_and(|sym| {
-            let at = SymRef {
-                file: f.id,
-                index: s,
-            };
-            if listed {
-                lost_to_earlier(db, f, s)
-            } else {
-                !sym.is_undefined() && db.resolve(at).is_some_and(|d| d != at)
-            }
-        })
-    };
-    !losing(fsym)
-        || (data_refs.binary_search(&fsym).is_ok() && data_ref_counts(db, f, fsym))
+    let lost = |s: u32| lost_to_earlier(db, f, s);
+    !lost(fsym)
         || graph
             .address_refs
             .iter()
-            .any(|&(a, b)| b == fsym && !losing(a))
+            .any(|&(a, b)| b == fsym && !lost(a))
 }
 
 /// Whether a relocation in input `f`'s data (an initializer holding an
@@ -261,41 +244,6 @@ pub(crate) fn dropped_init_ranges(db: &SymbolDb<'_>, f: &InputFile<'_>) -> Vec<(
 /// Whether `offset` lies in one of `ranges` ([`dropped_init_ranges`]).
 pub(crate) fn in_ranges(ranges: &[(u64, u64)], offset: u64) -> bool {
     ranges.iter().any(|&(a, b)| (a..b).contains(&offset))
-}
-
-/// Per input: the symbols its allocated data sections' relocations refer to
-/// (sorted): function addresses in initializers (not those inside
-/// [`dropped_init_ranges`]).
-pub(crate) fn data_refs(files: &[InputFile<'_>], db: &SymbolDb<'_>) -> Vec<Vec<u32>> {
-    files
-        .par_iter()
-        .map(|f| {
-            let dropped = dropped_init_ranges(db, f);
-            let mut v: Vec<u32> = f
-                .cubin
-                .sections
-                .iter()
-                .filter(|rs| {
-                    rs.is_reloc()
-                        && f.cubin.sections.get(rs.info as usize).is_some_and(|t| {
-                            t.flags & crate::elf::SHF_ALLOC != 0
-                                && t.flags & crate::elf::SHF_EXECINSTR == 0
-                        })
-                })
-                .flat_map(|rs| {
-                    let init = f.cubin.sections[rs.info as usize].name == GLOBAL_INIT;
-                    let dropped = &dropped;
-                    f.cubin
-                        .relocs(rs)
-                        .filter(move |r| !(init && in_ranges(dropped, r.offset)))
-                        .map(|r| r.sym)
-                })
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect()
 }
 
 /// Relocation types that are a direct call of their symbol.
@@ -355,8 +303,7 @@ impl Live {
                         .filter(|&fi| self.live[fi as usize])
                 };
                 for &(a, p) in &g.address_taken {
-                    if !address_taken_counts(db, f, &g, &self.data_refs[f.id.0 as usize], a, false)
-                    {
+                    if !address_taken_counts(db, f, &g, a) {
                         continue;
                     }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
@@ -441,7 +388,6 @@ pub(crate) fn mark(
                 calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
-                listed_taken: false,
                 indirect_protos: Vec::new(),
                 taken_protos: Vec::new(),
                 indirect_callees: Vec::new(),
@@ -458,7 +404,6 @@ pub(crate) fn mark(
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
         host_unused: Vec::new(),
-        data_refs: data_refs(files, db),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -606,14 +551,7 @@ pub(crate) fn mark(
                     }
                     continue;
                 };
-                if !address_taken_counts(
-                    db,
-                    f,
-                    &graph,
-                    &live.data_refs[f.id.0 as usize],
-                    fsym,
-                    false,
-                ) {
+                if !address_taken_counts(db, f, &graph, fsym) {
                     continue;
                 }
                 new_roots.push(t);
@@ -624,32 +562,13 @@ pub(crate) fn mark(
                 .iter()
                 .filter_map(|&(caller, p)| Some((owner(caller)?, proto(p)?)))
                 .collect();
-            // Whether an ADDRESS_TAKEN entry counts (for the output list and
-            // `.nv.prototype` when `listing`, else for liveness).
-            let counts = |fsym: u32, listing: bool| {
-                fsym < nsyms
-                    && address_taken_counts(
-                        db,
-                        f,
-                        &graph,
-                        &live.data_refs[f.id.0 as usize],
-                        fsym,
-                        listing,
-                    )
-            };
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| counts(fsym, false))
+                .filter(|&&(fsym, _)| fsym < nsyms && address_taken_counts(db, f, &graph, fsym))
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
                 })
-                .collect();
-            let listed: Vec<u32> = graph
-                .address_taken
-                .iter()
-                .filter(|&&(fsym, _)| counts(fsym, true))
-                .filter_map(|&(fsym, _)| live.func_of_symbol(files, db, at(fsym)))
                 .collect();
             let calls: Vec<(u32, u32)> = graph
                 .calls
@@ -682,9 +601,6 @@ pub(crate) fn mark(
                 if !v.contains(&p) {
                     v.push(p);
                 }
-            }
-            for t in listed {
-                live.funcs[t as usize].listed_taken = true;
             }
             for (caller, callee) in calls {
                 let c = &mut live.funcs[caller as usize];

@@ -108,10 +108,9 @@ fn keeps_prototype(
         file: f.id,
         index: sym,
     };
-    let address_taken = live.func_of_symbol(files, db, r).is_some_and(|fi| {
-        let func = &live.funcs[fi as usize];
-        func.address_taken || func.listed_taken
-    });
+    let address_taken = live
+        .func_of_symbol(files, db, r)
+        .is_some_and(|fi| live.funcs[fi as usize].address_taken);
     plan.keeps_everything() || (called.contains(s.name) && !address_taken)
 }
 
@@ -1077,8 +1076,7 @@ pub(crate) fn build(
                     }
                 }
                 for &(a, p) in &cg.address_taken {
-                    let data = &live.data_refs[f.id.0 as usize];
-                    if !super::live::address_taken_counts(db, f, &cg, data, a, true) {
+                    if !super::live::address_taken_counts(db, f, &cg, a) {
                         continue;
                     }
                     // One entry per function: a later input's prototype
