@@ -1046,7 +1046,6 @@ pub(crate) fn build(
     // .nv.callgraph and .nv.prototype.
     if let Some(id) = meta.callgraph {
         let mut g = CallGraph::default();
-        let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
         let mut taken_at: HashMap<u32, usize> = HashMap::default();
         for f in files {
             for s in f
@@ -1057,6 +1056,12 @@ pub(crate) fn build(
             {
                 let cg =
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+                // CALLS and ADDRESS_REFS entries are deduplicated within one
+                // input only: nvlink keeps one per copy of a caller, so a weak
+                // copy replaced by a later input's definition and the winner
+                // both list `f -> g` (measured at sm_80 and sm_103; difftest
+                // seed 30073; fixture `weak_replaced_graph_twice`).
+                let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
                 // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
                 let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
                 // A copy that lost to an earlier input's definition brings no
