@@ -2,7 +2,10 @@
 //!
 //! Roots are the kernels (`st_other & STO_CUDA_ENTRY`) and every function whose
 //! address is taken outside code (a relocation in a data section, e.g. a
-//! function-pointer table in `.nv.global.init`). From the roots, every
+//! function-pointer table in `.nv.global.init`, unless it names the input's
+//! own copy that lost when read or lies in a weak variable that lost to a
+//! weak one: [`data_ref_counts`], [`dropped_init_ranges`]) or that an input
+//! lists as address-taken ([`address_taken_counts`]). From the roots, every
 //! function referenced by a relocation in a live function's text is live (a
 //! call or an address taken in code). `.debug_frame` references do not keep a
 //! function alive: nvlink keeps the FDE of a dead function and clears its
