@@ -2,7 +2,10 @@
 //!
 //! Roots are the kernels (`st_other & STO_CUDA_ENTRY`) and every function whose
 //! address is taken outside code (a relocation in a data section, e.g. a
-//! function-pointer table in `.nv.global.init`). From the roots, every
+//! function-pointer table in `.nv.global.init`, unless it names the input's
+//! own copy that lost when read or lies in a weak variable that lost to a
+//! weak one: [`data_ref_counts`], [`dropped_init_ranges`]) or that an input
+//! lists as address-taken ([`address_taken_counts`]). From the roots, every
 //! function referenced by a relocation in a live function's text is live (a
 //! call or an address taken in code). `.debug_frame` references do not keep a
 //! function alive: nvlink keeps the FDE of a dead function and clears its
@@ -39,12 +42,11 @@ pub(crate) struct Func {
     pub calls: Vec<u32>,
     /// Whether the function calls through a register (unknown callee).
     pub indirect_call: bool,
-    /// Whether its address is taken (data reference or non-call code reference).
+    /// Whether its address is taken (data reference, non-call code reference
+    /// or an input's `ADDRESS_TAKEN` entry that counts:
+    /// [`address_taken_counts`]); such a function has no `.nv.prototype`
+    /// entry.
     pub address_taken: bool,
-    /// Whether the output's call graph lists it as address-taken (an input's
-    /// `ADDRESS_TAKEN` entry that counts for the list:
-    /// [`address_taken_counts`]); such a function has no `.nv.prototype` entry.
-    pub listed_taken: bool,
     /// Prototype signatures (`#ii`, ...) of its indirect call sites (input
     /// call graph list INDIRECT_CALLS).
     pub indirect_protos: Vec<String>,
@@ -76,8 +78,6 @@ pub(crate) struct Live {
     /// remove, kept by a `-g -suppress-debug-info` link, which gives it no
     /// `EIATTR_MIN_STACK_SIZE` (nvlink 13.0.88, measured).
     pub host_unused: Vec<bool>,
-    /// Per input: the symbols its data sections refer to ([`data_refs`]).
-    pub data_refs: Vec<Vec<u32>>,
 }
 
 impl Live {
@@ -185,74 +185,91 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 }
 
 /// Whether input `f`'s call-graph entry listing function symbol `fsym` as
-/// address-taken counts. When `f`'s own definition of the function lost, it
-/// counts only through a data reference in `f` (`data_refs`: the symbols
-/// `f`'s data sections refer to) or an address reference (`ADDRESS_REFS`) by
-/// a function that is not one of `f`'s losing definitions too. For liveness
-/// (`listed` false) a definition beaten by any other input's is losing; for
-/// the output's `ADDRESS_TAKEN` list (`listed` true) only one that lost when
-/// its input was read ([`lost_to_earlier`]; a copy beaten later was merged
-/// into the winner). Measured at sm_80: a losing weak copy taking its own
-/// address keeps nothing alive, but is listed when it lost to a later input
-/// (difftest seed 40005) and not when it lost to an earlier one (40083); one
-/// taking another function's address keeps that alive; a winning (even dead)
-/// function taking a losing copy's address does, in both orders; a copy that
-/// lost taking the address of another copy that lost does not (30088); a
-/// losing copy's address in the input's data does (30050, 40052, 40070).
-/// Fixture `weak_loser_graph_order`.
+/// address-taken counts (for liveness, the output's `ADDRESS_TAKEN` list and
+/// `.nv.prototype` alike). nvlink merges one input at a time: a copy that held
+/// the name when read (the winner, or one replaced by a later input's
+/// definition) has its entries merged into the function's node, so they
+/// count as the winner's; when `f`'s definition of the function lost as soon
+/// as `f` was read ([`lost_to_earlier`]) the entry counts only through an
+/// address reference (`ADDRESS_REFS`) by a function whose `f` copy did not
+/// lose when read (not through `f`'s data: [`data_ref_counts`]).
+///
+/// Measured at sm_80 (nvlink 13.0.88): a copy that lost when read taking its
+/// own address keeps nothing alive and is not listed (difftest seed 40083);
+/// one replaced later is kept alive and listed (40005; a dead winner
+/// included, no `.nv.prototype` entry), as is the function whose address
+/// such a copy takes (replaced-later taker of a lost-when-read or a
+/// replaced-later copy; a lost-when-read taker of a replaced-later copy:
+/// 50048); a winning (even dead) function taking a losing copy's address
+/// keeps it, in both orders; a copy that lost when read taking the address of
+/// another such copy does not (30088). Fixtures `weak_loser_graph_order`,
+/// `weak_loser_taken`, `weak_loser_taken_later`.
 pub(crate) fn address_taken_counts(
     db: &SymbolDb<'_>,
     f: &InputFile<'_>,
     graph: &crate::cubin::callgraph::CallGraph,
-    data_refs: &[u32],
     fsym: u32,
-    listed: bool,
 ) -> bool {
-    let losing = |s: u32| {
-        f.cubin.symbols.get(s as usize).is_some_and(|sym| {
-            let at = SymRef {
-                file: f.id,
-                index: s,
-            };
-            if listed {
-                lost_to_earlier(db, f, s)
-            } else {
-                !sym.is_undefined() && db.resolve(at).is_some_and(|d| d != at)
-            }
-        })
-    };
-    !losing(fsym)
-        || data_refs.binary_search(&fsym).is_ok()
+    let lost = |s: u32| lost_to_earlier(db, f, s);
+    !lost(fsym)
         || graph
             .address_refs
             .iter()
-            .any(|&(a, b)| b == fsym && !losing(a))
+            .any(|&(a, b)| b == fsym && !lost(a))
 }
 
-/// Per input: the symbols its allocated data sections' relocations refer to
-/// (sorted): function addresses in initializers.
-pub(crate) fn data_refs(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
-    files
-        .par_iter()
-        .map(|f| {
-            let mut v: Vec<u32> = f
-                .cubin
-                .sections
-                .iter()
-                .filter(|rs| {
-                    rs.is_reloc()
-                        && f.cubin.sections.get(rs.info as usize).is_some_and(|t| {
-                            t.flags & crate::elf::SHF_ALLOC != 0
-                                && t.flags & crate::elf::SHF_EXECINSTR == 0
-                        })
-                })
-                .flat_map(|rs| f.cubin.relocs(rs).map(|r| r.sym))
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
+/// Whether a relocation in input `f`'s data (an initializer holding an
+/// address) against its symbol `sym` is a use that keeps the function alive:
+/// not when `sym` is `f`'s own definition that lost when `f` was read
+/// ([`lost_to_earlier`]). Such a relocation is resolved against the winner
+/// when that is live for another reason and dropped with it otherwise (the
+/// pointer stays 0). Measured at sm_80/100 with a strong and with a weak
+/// earlier winner, in `.nv.global.init` and `.nv.constant3` data; a copy
+/// replaced by a later input's definition is kept alive by such a reference
+/// (difftest seeds 30030, 50118 against 30050, 40052, 40070; fixture
+/// `weak_loser_data_ref`).
+pub(crate) fn data_ref_counts(db: &SymbolDb<'_>, f: &InputFile<'_>, sym: u32) -> bool {
+    !lost_to_earlier(db, f, sym)
+}
+
+/// The initialized global data section, where a weak variable that lost to
+/// a weak one loses its relocations ([`dropped_init_ranges`]).
+pub(crate) const GLOBAL_INIT: &str = ".nv.global.init";
+
+/// The byte ranges (`start..end`, sorted) in input `f`'s
+/// [`GLOBAL_INIT`] of its weak variables that lost, when `f` was read, to a
+/// weak definition holding the name then ([`SymbolDb::lost_to_weak`]). nvlink
+/// keeps their bytes (the hole) but drops every relocation inside them: the
+/// pointers they hold stay as written and refer to nothing, so they keep no
+/// function alive. A weak copy that lost to a strong definition, or that held
+/// the name and was replaced later, keeps its relocations; `.nv.constant3`
+/// copies keep theirs in every case. Measured at sm_75/80/90/100 (and the
+/// Mercury twin `.nv.merc.nv.global.init` at sm_100) with two and three
+/// inputs (weak, weak, weak: only the first keeps them; weak, weak, strong:
+/// the second loses them); difftest seeds 20028, 30030, 30038; fixture
+/// `weak_loser_data_ref`.
+pub(crate) fn dropped_init_ranges(db: &SymbolDb<'_>, f: &InputFile<'_>) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = db
+        .lost_to_weak
+        .iter()
+        .filter(|r| r.file == f.id)
+        .filter_map(|r| {
+            let sym = f.cubin.symbols.get(r.index as usize)?;
+            let sec = f.cubin.sections.get(sym.section()? as usize)?;
+            (matches!(
+                sym.ty(),
+                crate::elf::STT_OBJECT | crate::elf::STT_CUDA_OBJECT
+            ) && sec.name == GLOBAL_INIT)
+                .then(|| (sym.value, sym.value.saturating_add(sym.size)))
         })
-        .collect()
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Whether `offset` lies in one of `ranges` ([`dropped_init_ranges`]).
+pub(crate) fn in_ranges(ranges: &[(u64, u64)], offset: u64) -> bool {
+    ranges.iter().any(|&(a, b)| (a..b).contains(&offset))
 }
 
 /// Relocation types that are a direct call of their symbol.
@@ -312,8 +329,7 @@ impl Live {
                         .filter(|&fi| self.live[fi as usize])
                 };
                 for &(a, p) in &g.address_taken {
-                    if !address_taken_counts(db, f, &g, &self.data_refs[f.id.0 as usize], a, false)
-                    {
+                    if !address_taken_counts(db, f, &g, a) {
                         continue;
                     }
                     if let (Some(fi), Some(p)) = (func(a), string(p)) {
@@ -398,7 +414,6 @@ pub(crate) fn mark(
                 calls: Vec::new(),
                 indirect_call: false,
                 address_taken: false,
-                listed_taken: false,
                 indirect_protos: Vec::new(),
                 taken_protos: Vec::new(),
                 indirect_callees: Vec::new(),
@@ -415,7 +430,6 @@ pub(crate) fn mark(
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
         host_unused: Vec::new(),
-        data_refs: data_refs(files),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -431,8 +445,10 @@ pub(crate) fn mark(
     }
     let scan = |f: &InputFile<'_>| -> Vec<Event> {
         let mut events = Vec::new();
+        let dropped = dropped_init_ranges(db, f);
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
+            let init = target.name == GLOBAL_INIT;
             let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
             // A weak definition beaten elsewhere: its code and metadata are
             // dropped and nothing they refer to is used (measured: a losing
@@ -455,6 +471,9 @@ pub(crate) fn mark(
                 continue;
             }
             for r in f.cubin.relocs(rs) {
+                if init && in_ranges(&dropped, r.offset) {
+                    continue;
+                }
                 if let Some(fi) = from_func {
                     if is_indirect_call_reloc(r.rtype) {
                         events.push(Event::Indirect(fi));
@@ -480,7 +499,9 @@ pub(crate) fn mark(
                         });
                     }
                     Some(_) => {}
-                    None if !is_debug => events.push(Event::Root(callee)),
+                    None if !is_debug && data_ref_counts(db, f, r.sym) => {
+                        events.push(Event::Root(callee))
+                    }
                     None => {}
                 }
             }
@@ -556,14 +577,7 @@ pub(crate) fn mark(
                     }
                     continue;
                 };
-                if !address_taken_counts(
-                    db,
-                    f,
-                    &graph,
-                    &live.data_refs[f.id.0 as usize],
-                    fsym,
-                    false,
-                ) {
+                if !address_taken_counts(db, f, &graph, fsym) {
                     continue;
                 }
                 new_roots.push(t);
@@ -574,32 +588,13 @@ pub(crate) fn mark(
                 .iter()
                 .filter_map(|&(caller, p)| Some((owner(caller)?, proto(p)?)))
                 .collect();
-            // Whether an ADDRESS_TAKEN entry counts (for the output list and
-            // `.nv.prototype` when `listing`, else for liveness).
-            let counts = |fsym: u32, listing: bool| {
-                fsym < nsyms
-                    && address_taken_counts(
-                        db,
-                        f,
-                        &graph,
-                        &live.data_refs[f.id.0 as usize],
-                        fsym,
-                        listing,
-                    )
-            };
             let taken_protos: Vec<(u32, String)> = graph
                 .address_taken
                 .iter()
-                .filter(|&&(fsym, _)| counts(fsym, false))
+                .filter(|&&(fsym, _)| fsym < nsyms && address_taken_counts(db, f, &graph, fsym))
                 .filter_map(|&(fsym, p)| {
                     Some((live.func_of_symbol(files, db, at(fsym))?, proto(p)?))
                 })
-                .collect();
-            let listed: Vec<u32> = graph
-                .address_taken
-                .iter()
-                .filter(|&&(fsym, _)| counts(fsym, true))
-                .filter_map(|&(fsym, _)| live.func_of_symbol(files, db, at(fsym)))
                 .collect();
             let calls: Vec<(u32, u32)> = graph
                 .calls
@@ -632,9 +627,6 @@ pub(crate) fn mark(
                 if !v.contains(&p) {
                     v.push(p);
                 }
-            }
-            for t in listed {
-                live.funcs[t as usize].listed_taken = true;
             }
             for (caller, callee) in calls {
                 let c = &mut live.funcs[caller as usize];

@@ -480,6 +480,7 @@ impl<'d> Mercury<'d> {
         };
         for f in files {
             let fid = f.id.0 as usize;
+            let dropped = super::live::dropped_init_ranges(db, f);
             for rs in f
                 .cubin
                 .sections
@@ -515,6 +516,11 @@ impl<'d> Mercury<'d> {
                         )
                     })
                     .collect();
+                if target.name.strip_prefix(".nv.merc") == Some(super::live::GLOBAL_INIT) {
+                    // As the SASS twin: a weak variable that lost to a weak
+                    // one keeps no relocations (`live::dropped_init_ranges`).
+                    relocs.retain(|r| !super::live::in_ranges(&dropped, r.0));
+                }
                 relocs.sort_by_key(|r| r.0);
                 for (offset, rtype, si, addend) in relocs {
                     if rm::describe_mercury(rtype).is_none() {

@@ -108,10 +108,9 @@ fn keeps_prototype(
         file: f.id,
         index: sym,
     };
-    let address_taken = live.func_of_symbol(files, db, r).is_some_and(|fi| {
-        let func = &live.funcs[fi as usize];
-        func.address_taken || func.listed_taken
-    });
+    let address_taken = live
+        .func_of_symbol(files, db, r)
+        .is_some_and(|fi| live.funcs[fi as usize].address_taken);
     plan.keeps_everything() || (called.contains(s.name) && !address_taken)
 }
 
@@ -1140,7 +1139,6 @@ pub(crate) fn build(
     // .nv.callgraph and .nv.prototype.
     if let Some(id) = meta.callgraph {
         let mut g = CallGraph::default();
-        let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
         let mut taken_at: HashMap<u32, usize> = HashMap::default();
         for f in files {
             for s in f
@@ -1151,6 +1149,12 @@ pub(crate) fn build(
             {
                 let cg =
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
+                // CALLS and ADDRESS_REFS entries are deduplicated within one
+                // input only: nvlink keeps one per copy of a caller, so a weak
+                // copy replaced by a later input's definition and the winner
+                // both list `f -> g` (measured at sm_80 and sm_103; difftest
+                // seeds 30073, 70117; fixture `weak_replaced_graph_twice`).
+                let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
                 // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
                 let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
                 // A copy that lost to an earlier input's definition brings no
@@ -1160,19 +1164,17 @@ pub(crate) fn build(
                     if lost(e.caller) {
                         continue;
                     }
-                    // Repeats stay: a replaced weak copy's entries come on
-                    // top of the winner's (nvlink lists `f -> f` twice when
-                    // both copies call themselves; difftest 70117).
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
-                        g.calls.push(CallEdge {
-                            caller: a,
-                            callee: b,
-                        });
+                        if seen.insert((1, a, b)) {
+                            g.calls.push(CallEdge {
+                                caller: a,
+                                callee: b,
+                            });
+                        }
                     }
                 }
                 for &(a, p) in &cg.address_taken {
-                    let data = &live.data_refs[f.id.0 as usize];
-                    if !super::live::address_taken_counts(db, f, &cg, data, a, true) {
+                    if !super::live::address_taken_counts(db, f, &cg, a) {
                         continue;
                     }
                     // One entry per function: a later input's prototype

@@ -368,6 +368,7 @@ fn classify_file<'d>(
     let mut items = Items::default();
     let preserving = plan.resolved.is_some();
     let const0_size = ptx_const0_size(plan);
+    let dropped = super::live::dropped_init_ranges(db, f);
     for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
         let target = &f.cubin.sections[rs.info as usize];
         let Some(tp) = plan.placement[fid][rs.info as usize] else {
@@ -376,6 +377,10 @@ fn classify_file<'d>(
         let referencing_fn = f.owner[rs.info as usize]
             .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
         let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
+        if target.name == super::live::GLOBAL_INIT && !dropped.is_empty() {
+            // A weak variable that lost to a weak one: no relocations.
+            relocs.retain(|r| !super::live::in_ranges(&dropped, r.offset));
+        }
         relocs.sort_by_key(|r| r.offset);
         let patches = patches.list(rs.info);
         for r in relocs {

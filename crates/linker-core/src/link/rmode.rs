@@ -12,7 +12,9 @@
 //!
 //! Relocations: `.debug_frame`'s CIE pointers (section-symbol references
 //! inside a non-allocated section) are resolved and `R_CUDA_UNUSED_CLEAR*`
-//! entries dropped, as nvlink does; **every other relocation is kept**
+//! entries dropped, as nvlink does, and so are those inside a weak
+//! `.nv.global.init` variable that lost to a weak one
+//! (`live::dropped_init_ranges`); **every other relocation is kept**
 //! (against the resolved definition, section-symbol addends rebased by the
 //! contribution's offset), including constant-bank and static shared-memory
 //! references, which nvlink -r resolves. Keeping them is what makes the
@@ -62,12 +64,18 @@ pub(crate) fn classify(
     let _span = tracing::info_span!("relocate_r").entered();
     for f in files {
         let fid = f.id.0 as usize;
+        let dropped = super::live::dropped_init_ranges(db, f);
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
             let target = &f.cubin.sections[rs.info as usize];
             let Some(tp) = plan.placement[fid][rs.info as usize] else {
                 continue;
             };
             let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
+            if target.name == super::live::GLOBAL_INIT {
+                // nvlink -r drops them too (a weak variable that lost to a
+                // weak one: `live::dropped_init_ranges`).
+                relocs.retain(|r| !super::live::in_ranges(&dropped, r.offset));
+            }
             relocs.sort_by_key(|r| r.offset);
             for r in relocs {
                 if describe(r.rtype).is_none() {

@@ -168,8 +168,10 @@ impl TexSlots {
             }
         }
         // The kinds each winning function's code references, live or dead
-        // (a beaten weak definition's code has no function and counts for
-        // nothing: difftest seed 30133).
+        // (a beaten weak definition's code, lost to an earlier strong or
+        // weak definition or replaced by a later strong one, has no function
+        // and counts for nothing: measured at sm_80/100, difftest seeds
+        // 30133, 50017; fixtures `tex_weak_loser`, `tex_sampler_weak_loser`).
         let mut uses = vec![Kinds::NONE; live.funcs.len()];
         if !list.is_empty() {
             for f in files {
