@@ -480,6 +480,11 @@ impl<'d> Mercury<'d> {
         };
         for f in files {
             let fid = f.id.0 as usize;
+            let lost_data = if plan.relocatable {
+                Vec::new()
+            } else {
+                super::relocate::lost_weak_data(db, f)
+            };
             for rs in f
                 .cubin
                 .sections
@@ -501,6 +506,15 @@ impl<'d> Mercury<'d> {
                 // the frames are debug information.
                 let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
                 let is_frame = target.name == ".nv.merc.debug_frame";
+                // The SASS section whose symbols lie in this Mercury twin
+                // (`.nv.merc.nv.global.init` → `.nv.global.init`): a weak
+                // copy there that lost to a weak one loses its Mercury
+                // relocations as its SASS ones (`relocate::lost_weak_data`).
+                let sass_twin = target
+                    .name
+                    .strip_prefix(".nv.merc")
+                    .and_then(|n| f.cubin.section_by_name(n))
+                    .map(|s| s.index);
                 let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rs
                     .data
@@ -517,6 +531,11 @@ impl<'d> Mercury<'d> {
                     .collect();
                 relocs.sort_by_key(|r| r.0);
                 for (offset, rtype, si, addend) in relocs {
+                    if sass_twin
+                        .is_some_and(|t| super::relocate::in_lost_weak_copy(&lost_data, t, offset))
+                    {
+                        continue;
+                    }
                     if rm::describe_mercury(rtype).is_none() {
                         return Err(Error::malformed(format!(
                             "unknown Mercury relocation type {rtype:#x}"

@@ -295,6 +295,7 @@ fn classify_file<'d>(
     let mut items = Items::default();
     let preserving = plan.resolved.is_some();
     let const0_size = ptx_const0_size(plan);
+    let lost_data = lost_weak_data(db, f);
     for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
         let target = &f.cubin.sections[rs.info as usize];
         let Some(tp) = plan.placement[fid][rs.info as usize] else {
@@ -306,6 +307,9 @@ fn classify_file<'d>(
         relocs.sort_by_key(|r| r.offset);
         let patches = patches.list(rs.info);
         for r in relocs {
+            if in_lost_weak_copy(&lost_data, rs.info, r.offset) {
+                continue; // inside a weak copy that lost to a weak one
+            }
             let Some(desc) = describe(r.rtype) else {
                 items.push(Item::Error(Box::new(
                     Error::malformed(format!("unknown relocation type {}", r.rtype))
@@ -568,6 +572,60 @@ fn classify_file<'d>(
         }
     }
     items.finish()
+}
+
+/// Per input section index, the byte ranges of weak copies that lost to a
+/// weak definition ([`lost_weak_data`]).
+pub(crate) type LostWeakData = Vec<(u32, Vec<(u64, u64)>)>;
+
+/// Whether `offset` in input section `sec` lies inside a weak copy that lost
+/// to a weak definition.
+pub(crate) fn in_lost_weak_copy(lost: &LostWeakData, sec: u32, offset: u64) -> bool {
+    lost.iter()
+        .filter(|(s, _)| *s == sec)
+        .flat_map(|(_, v)| v)
+        .any(|&(start, end)| (start..end).contains(&offset))
+}
+
+/// The byte ranges, per input section, of `f`'s weak `.nv.global.init`
+/// variables that lost as their input was read to a weak definition holding
+/// the name then: nvlink drops the relocations inside them (pointers to
+/// functions or variables in the losing copy's initializer), while the copy
+/// keeps its place and its bytes. A weak copy that lost to a strong
+/// definition, or held the name and was replaced later, keeps them, and so
+/// does a losing weak `.const` copy (`.nv.constant3`) (measured at sm_75-120;
+/// difftest seeds 20028, 30038; fixture `global_init_weak_loser`).
+pub(crate) fn lost_weak_data(db: &SymbolDb<'_>, f: &InputFile<'_>) -> LostWeakData {
+    let mut out: LostWeakData = Vec::new();
+    if db.lost_to_weak.is_empty() {
+        return out;
+    }
+    for (i, sym) in f.cubin.symbols.iter().enumerate() {
+        let here = SymRef {
+            file: f.id,
+            index: i as u32,
+        };
+        let (Some(sec), true) = (
+            sym.section(),
+            matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT),
+        ) else {
+            continue;
+        };
+        let global_init = f
+            .cubin
+            .sections
+            .get(sec as usize)
+            .is_some_and(|s| s.sh_type == SHT_CUDA_GLOBAL_INIT);
+        if !global_init || !db.lost_to_weak(here) {
+            continue;
+        }
+        let range = (sym.value, sym.value.saturating_add(sym.size));
+        match out.iter_mut().find(|(s, _)| *s == sec) {
+            Some((_, v)) => v.push(range),
+            None => out.push((sec, vec![range])),
+        }
+    }
+    out
 }
 
 /// Builds a file's [`Segments`].
