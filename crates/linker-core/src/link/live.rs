@@ -175,7 +175,8 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 /// taking another function's address keeps that alive; a winning (even dead)
 /// function taking a losing copy's address does, in both orders; a copy that
 /// lost taking the address of another copy that lost does not (30088); a
-/// losing copy's address in the input's data does (30050, 40052, 40070).
+/// losing copy's address in the input's data does (30050, 40052, 40070),
+/// unless that copy lost when its input was read (30030).
 /// Fixture `weak_loser_graph_order`.
 pub(crate) fn address_taken_counts(
     db: &SymbolDb<'_>,
