@@ -892,9 +892,11 @@ pub(crate) fn plan(
                 && s.name == ".nv.global"
                 && only_losers(f, s.index, db)
             {
-                // An input's bss holding nothing but definitions already beaten
-                // by an earlier input's takes no space (a definition beaten by a
-                // later one keeps its hole): `global_weak_loser_bss`.
+                // An input's bss holding nothing but definitions that lost
+                // as their input was read takes no space (a definition that
+                // held the name and was beaten by a later input's keeps its
+                // hole; so does a strong one merged into `.common`
+                // variables): `global_weak_loser_bss`, `global_weak_three_bss`.
                 continue;
             } else {
                 let id = match plan.merged.get(s.name) {
@@ -1089,22 +1091,19 @@ pub(crate) fn plan(
 }
 
 /// Whether every symbol defined in section `sec` of `f` is a definition that
-/// lost to one of an earlier input (nvlink allocates a variable as its input
-/// is read: a definition that already lost when read is given no space).
+/// lost as its input was read (nvlink allocates a variable as its input is
+/// read: a definition that already lost then is given no space, whichever
+/// definition wins in the end; difftest seeds 30048, 40094).
 fn only_losers(f: &InputFile<'_>, sec: u32, db: &super::symbols::SymbolDb<'_>) -> bool {
     let mut any = false;
     for (i, sym) in f.cubin.symbols.iter().enumerate() {
         if sym.section() != Some(sec) || sym.ty() == STT_SECTION {
             continue;
         }
-        let r = super::symbols::SymRef {
-            file: f.id,
-            index: i as u32,
-        };
-        match db.resolve(r) {
-            Some(w) if w.file.0 < f.id.0 => any = true,
-            _ => return false,
+        if !super::live::lost_to_earlier(db, f, i as u32) {
+            return false;
         }
+        any = true;
     }
     any
 }

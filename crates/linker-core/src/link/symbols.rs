@@ -49,6 +49,10 @@ pub(crate) struct Common {
     pub align: u64,
     /// The input whose declaration set `size` (named in size errors).
     pub sized_by: FileId,
+    /// Whether the variable stays bound `STB_WEAK`: a weak uninitialized
+    /// definition held the name when the first `.common` declaration came,
+    /// and no strong uninitialized one followed.
+    pub weak: bool,
 }
 
 /// The symbol database.
@@ -59,8 +63,10 @@ pub(crate) struct SymbolDb<'d> {
     pub global_of: Vec<Vec<Option<GlobalId>>>,
     /// Definitions that won their name when their input was read and were
     /// replaced by a later input's (a strong definition after a weak one, a
-    /// weak function with fewer registers, a real definition after commons).
-    /// A losing definition not in this set lost when its input was read
+    /// weak function with fewer registers, an initialized definition after
+    /// commons, a weak uninitialized definition a later common merges with),
+    /// and the strong uninitialized definitions that merged into commons
+    /// (they keep their place in their input's bss). A losing definition not in this set lost when its input was read
     /// (the definitions that held a name when read are its winner and these:
     /// a per-name list of them was 2.5 MB at N = 2000).
     pub replaced: crate::fxhash::HashSet<SymRef>,
@@ -143,6 +149,18 @@ fn is_initialized(f: &InputFile<'_>, sym: &Symbol<'_>) -> bool {
         })
 }
 
+/// "multiple definition" of a common declared in `file` after a strong
+/// definition (`prev`) of the same variable.
+fn multiple_common(name: &str, files: &[InputFile<'_>], prev: SymRef, file: &str) -> Error {
+    symbol_error(
+        name,
+        format!(
+            "multiple definition of '{name}': defined in '{}' and in '{file}' (common)",
+            files[prev.file.0 as usize].name
+        ),
+    )
+}
+
 fn prev_sym<'a, 'd>(f: &'a InputFile<'d>, r: SymRef) -> &'a Symbol<'d> {
     &f.cubin.symbols[r.index as usize]
 }
@@ -188,8 +206,9 @@ fn symbol_error(name: &str, message: String) -> Error {
 /// registers wins (the first on a tie), whatever their sizes; weak or extern
 /// *variables* must agree in size with the first sized mention of the name
 /// (an unsized first declaration disables the check); `.common` variables
-/// merge (largest size, first alignment) and yield to a real definition, which
-/// they must match: a common of another size than an uninitialized definition
+/// merge (largest size, first alignment) and yield to an initialized
+/// definition, while uninitialized definitions merge into them (the variable
+/// is placed as a common: fixture `common_bss_merge`); all must match: a common of another size than an uninitialized definition
 /// is a size mismatch, one larger than an initialized definition an error of
 /// its own, and a common after a strong uninitialized definition a multiple
 /// definition (fixtures `common_after_strong`, `common_larger_than_init`,
@@ -344,7 +363,14 @@ pub(crate) fn resolve<'d>(
                             size: sym.size,
                             align: sym.value.max(1),
                             sized_by: f.id,
+                            weak: false,
                         });
+                    }
+                    (Some(prev), Some(_)) if g.def_strong => {
+                        // A strong uninitialized definition merged into the
+                        // commons, then another common: as a common after a
+                        // strong definition (measured).
+                        diags.error(multiple_common(sym.name, files, prev, f.name));
                     }
                     (Some(_), Some(c)) => {
                         if sym.size > c.size {
@@ -374,13 +400,23 @@ pub(crate) fn resolve<'d>(
                             }
                             if g.def_strong {
                                 // A strong uninitialized definition, then a common.
-                                diags.error(symbol_error(
-                                    sym.name,
-                                    format!(
-                                        "multiple definition of '{}': defined in '{}' and in '{}' (common)",
-                                        sym.name, prev_file.name, f.name
-                                    ),
-                                ));
+                                diags.error(multiple_common(sym.name, files, prev, f.name));
+                            } else if sym.size == p.size {
+                                // A weak uninitialized definition, then a
+                                // common: the variable becomes the common
+                                // (placed with the commons, at the common's
+                                // alignment) and keeps the weak binding; the
+                                // weak definition keeps its place in its
+                                // input's bss (measured at sm_80, fixture
+                                // `common_bss_merge`).
+                                replaced.insert(prev);
+                                g.def = Some(here);
+                                g.common = Some(Common {
+                                    size: sym.size,
+                                    align: sym.value.max(1),
+                                    sized_by: f.id,
+                                    weak: true,
+                                });
                             }
                         }
                     }
@@ -404,12 +440,38 @@ pub(crate) fn resolve<'d>(
                     g.def = Some(here);
                     g.def_strong = !weak;
                 }
-                Some(prev) if g.common.is_some() => {
-                    // A real definition beats the merged commons.
+                Some(prev) if g.common.is_some() && is_initialized(f, sym) => {
+                    // An initialized definition beats the merged commons.
                     replaced.insert(prev);
                     g.def = Some(here);
                     g.def_strong = !weak;
                     g.common = None;
+                }
+                Some(prev) if g.common.is_some() => {
+                    // An uninitialized definition merges into the commons:
+                    // the variable stays where the commons are placed. A
+                    // weak one loses as it is read (its bss may take no
+                    // space); a strong one makes the variable strong and
+                    // keeps its place in its input's bss (measured at sm_80,
+                    // fixture `common_bss_merge`).
+                    if !weak {
+                        if g.def_strong {
+                            let prev_file = &files[prev.file.0 as usize];
+                            diags.error(symbol_error(
+                                sym.name,
+                                format!(
+                                    "multiple definition of '{}': defined in '{}' and in '{}'",
+                                    sym.name, prev_file.name, f.name
+                                ),
+                            ));
+                        } else {
+                            replaced.insert(here);
+                            g.def_strong = true;
+                            if let Some(c) = g.common.as_mut() {
+                                c.weak = false;
+                            }
+                        }
+                    }
                 }
                 Some(prev) => {
                     let prev_file = &files[prev.file.0 as usize];

@@ -312,7 +312,7 @@ pub(crate) fn build<'a>(
                     }
                     None => (None, sym.value, sym.shndx),
                 };
-                let bind = if g.def_strong || g.common.is_some() {
+                let bind = if g.def_strong || g.common.is_some_and(|c| !c.weak) {
                     STB_GLOBAL
                 } else {
                     STB_WEAK
