@@ -502,14 +502,18 @@ fn classify_file<'d>(
                     }
                     // Code no kernel reaches (kept because its address is
                     // taken) has no window: nvlink resolves the dynamic
-                    // window to -1 and module-scope variables to 0, plus the
-                    // addend (measured, difftest seeds 1 and 30, fixture
-                    // `shared_unreached_lone`).
+                    // window to -1 and a module-scope variable to its
+                    // offset in the windows holding it (0 when none does),
+                    // plus the addend (measured, difftest seeds 1, 30,
+                    // 80016; fixtures `shared_unreached_lone`,
+                    // `shared_unreached_common`).
                     None if func.is_some() => {
                         let bits = desc.actions.iter().map(|a| a.width()).max().unwrap_or(32);
                         let base = match sr {
                             super::shared::SharedRef::Dynamic => u64::MAX,
-                            super::shared::SharedRef::Var(_) => 0,
+                            super::shared::SharedRef::Var(def) => {
+                                plan.shared.unreached.get(&def).copied().unwrap_or(0)
+                            }
                         };
                         let v = base.wrapping_add(r.addend as u64);
                         patch_bank(v & (u64::MAX >> (64 - bits.clamp(1, 64))), None);

@@ -88,6 +88,11 @@ pub(crate) struct SharedLayout {
     pub module_offsets: HashMap<(u32, SymRef), u64>,
     /// Function → dynamic base to patch in its code.
     pub dyn_base: HashMap<u32, u64>,
+    /// Where code no kernel reaches sees each module-scope variable that a
+    /// kernel's window holds: its offset there (one kernel's alone, or the
+    /// link-wide region's, the same in every window). A variable no window
+    /// holds is at 0.
+    pub unreached: HashMap<SymRef, u64>,
     /// `-g`: each `extern __shared__` name's one dynamic base (see
     /// [`layout`]), for the names some live function uses.
     pub debug_dyn: HashMap<GlobalId, u64>,
@@ -614,6 +619,28 @@ pub(crate) fn layout(
             {
                 out.module_offsets.insert((u, *v), off);
             }
+        }
+    }
+    // Variables of functions no kernel reaches (measured: such code sees a
+    // variable one kernel uses at that kernel's offset; difftest seed 80016,
+    // fixture `shared_unreached_user`).
+    let mut wanted: BTreeSet<SymRef> = reaching
+        .iter()
+        .filter(|(_, ks)| ks.is_empty())
+        .flat_map(|(u, _)| uses[u].0.iter().copied())
+        .collect();
+    if !wanted.is_empty() {
+        let mut kernels: Vec<&u32> = out.kernels.keys().collect();
+        kernels.sort_unstable();
+        for k in kernels {
+            let w = &out.kernels[k];
+            wanted.retain(|v| match w.offsets.get(v) {
+                Some(&off) => {
+                    out.unreached.insert(*v, off);
+                    false
+                }
+                None => true,
+            });
         }
     }
     out
