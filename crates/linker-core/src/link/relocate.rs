@@ -162,9 +162,22 @@ pub(crate) fn ptx_const0_size(plan: &Plan) -> u64 {
         .map_or(0xffff_ffff, |s| s.size)
 }
 
+/// The size of an independent-mode sampler descriptor, which the driver
+/// provides: ptxas declares it (weak, undefined) for `txq` on a sampler.
+pub(crate) const SAMPLER_DESC_SIZE: &str = ".nv.independent.samplerrefDescSize";
+
+/// Variables the driver provides: nvlink keeps them in the output's symbol
+/// table, `STB_GLOBAL` (typed as CUDA variables on Blackwell), even when no
+/// live code refers to them (measured for `SAMPLER_DESC_SIZE` at
+/// sm_80/90/100 with the `txq` in a kernel and in dead code; fixture
+/// `sampler_desc_size`).
+pub(crate) fn is_driver_variable(name: &str) -> bool {
+    name.starts_with(".nv.reservedSmem") || name == SAMPLER_DESC_SIZE
+}
+
 /// Whether an undefined symbol is one nvlink leaves undefined without complaint.
 pub(crate) fn stays_undefined(name: &str) -> bool {
-    is_driver_provided(name) || name.starts_with(".nv.reservedSmem")
+    is_driver_provided(name) || is_driver_variable(name)
 }
 
 fn rewritten_type(rtype: u32) -> u32 {

@@ -8,7 +8,8 @@
 //! does it: CUDA's variable type 13 becomes `STT_OBJECT` and variables' `st_other`
 //! becomes 0; shared-memory symbols, extern shared declarations, the unified
 //! table helpers (`__UFT*`, `__UDT*`) and nameless locals are dropped;
-//! `.nv.reservedSmem.*` becomes `STB_GLOBAL`; a weak symbol with no strong
+//! `.nv.reservedSmem.*` and `.nv.independent.samplerrefDescSize` (driver
+//! variables) become `STB_GLOBAL`; a weak symbol with no strong
 //! definition stays weak; values are rebased into merged sections. The
 //! result also maps every input symbol to its output index.
 
@@ -367,7 +368,7 @@ pub(crate) fn build<'a>(
                 if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
                     continue;
                 }
-                let reserved = name.starts_with(".nv.reservedSmem");
+                let reserved = super::relocate::is_driver_variable(name);
                 // Texture/sampler/surface handles stay even when unreferenced
                 // (nvlink: every handle gets a slot, see texslots.rs).
                 let handle = super::relocate::is_texture_kind(sym.ty());
