@@ -480,6 +480,7 @@ impl<'d> Mercury<'d> {
         };
         for f in files {
             let fid = f.id.0 as usize;
+            let lost = super::relocate::lost_weak_data(f, db);
             for rs in f
                 .cubin
                 .sections
@@ -501,6 +502,14 @@ impl<'d> Mercury<'d> {
                 // the frames are debug information.
                 let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
                 let is_frame = target.name == ".nv.merc.debug_frame";
+                // The SASS twin's weak variables that lost to a weak one:
+                // their Mercury relocations go too (`relocate::lost_weak_data`).
+                let twin = twin_of(f, target, plan).map(|t| t.index);
+                let lost_here: Vec<(u64, u64)> = lost
+                    .iter()
+                    .filter(|l| Some(l.0) == twin)
+                    .map(|l| (l.1, l.2))
+                    .collect();
                 let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rs
                     .data
@@ -517,6 +526,9 @@ impl<'d> Mercury<'d> {
                     .collect();
                 relocs.sort_by_key(|r| r.0);
                 for (offset, rtype, si, addend) in relocs {
+                    if lost_here.iter().any(|&(lo, hi)| (lo..hi).contains(&offset)) {
+                        continue;
+                    }
                     if rm::describe_mercury(rtype).is_none() {
                         return Err(Error::malformed(format!(
                             "unknown Mercury relocation type {rtype:#x}"

@@ -358,6 +358,42 @@ fn replaced_copies_undefined<'d>(
     out
 }
 
+/// The variables of `f` whose relocations nvlink drops: weak definitions that
+/// lost, when `f` was read, to a weak definition holding the name then, as
+/// (section, start, end) in `f`. Their bytes stay in the output (the section
+/// is not split), without the relocations inside them: of a C++ vtable
+/// (`_ZTV*`, weak) in two objects, the second copy's function slots stay 0.
+/// A weak variable read after a strong definition, or one replaced later by
+/// a strong definition, keeps them (measured at sm_75: weak, weak, strong
+/// keeps the first and the strong copy's; strong, weak, weak all; weak,
+/// strong, weak the first and the last; as the parameter banks of weak
+/// kernels in `sections.rs`; fixture `cu_weak_vtables`). Only in
+/// `.nv.global.init`: a weak `__constant__` copy keeps its relocations. On sm_100+ the
+/// `.nv.merc.nv.global.init` twin's relocations there go too (`mercury.rs`).
+pub(crate) fn lost_weak_data(f: &InputFile<'_>, db: &SymbolDb<'_>) -> Vec<(u32, u64, u64)> {
+    f.cubin
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            matches!(s.ty(), STT_OBJECT | STT_CUDA_OBJECT) && s.bind() == STB_WEAK && s.size > 0
+        })
+        .filter(|&(i, _)| {
+            db.lost_to_weak(SymRef {
+                file: f.id,
+                index: i as u32,
+            })
+        })
+        .filter_map(|(_, s)| Some((s.section()?, s.value, s.value.saturating_add(s.size))))
+        .filter(|&(sec, _, _)| {
+            f.cubin
+                .sections
+                .get(sec as usize)
+                .is_some_and(|s| s.sh_type == SHT_CUDA_GLOBAL_INIT)
+        })
+        .collect()
+}
+
 /// Classifies the relocations of one file: patches into `patches` (this
 /// file's lists), the rest as [`Item`]s in relocation order.
 fn classify_file<'d>(
@@ -372,17 +408,29 @@ fn classify_file<'d>(
     let mut items = Items::default();
     let preserving = plan.resolved.is_some();
     let const0_size = ptx_const0_size(plan);
+    let lost = lost_weak_data(f, db);
     for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
         let target = &f.cubin.sections[rs.info as usize];
         let Some(tp) = plan.placement[fid][rs.info as usize] else {
             continue; // target dropped (dead function) or rebuilt
         };
+        let lost_here: Vec<(u64, u64)> = lost
+            .iter()
+            .filter(|l| l.0 == rs.info)
+            .map(|l| (l.1, l.2))
+            .collect();
         let referencing_fn = f.owner[rs.info as usize]
             .map(|t| f.cubin.symbols[f.func_sym[t as usize] as usize].name);
         let mut relocs: Vec<_> = f.cubin.relocs(rs).collect();
         relocs.sort_by_key(|r| r.offset);
         let patches = patches.list(rs.info);
         for r in relocs {
+            if lost_here
+                .iter()
+                .any(|&(lo, hi)| (lo..hi).contains(&r.offset))
+            {
+                continue; // inside a weak variable that lost to a weak one
+            }
             let Some(desc) = describe(r.rtype) else {
                 items.push(Item::Error(Box::new(
                     Error::malformed(format!("unknown relocation type {}", r.rtype))
