@@ -433,6 +433,50 @@ fn cudadevrt_only_when_needed() {
     assert!(f
         .errors()
         .any(|e| e.message.contains("_Z7add_onei") || e.symbol.as_deref() == Some("_Z7add_onei")));
+    // A texture, sampler or surface reference (PTX `.texref`, `.samplerref`,
+    // `.surfref`: undefined symbols the driver binds by name) needs no
+    // definition: nvlink loads no libcudadevrt for it (found by the real-code
+    // sweep, docs/nvcc.md; culink loaded it: 975 differences).
+    let ptx = "\
+.version 9.0
+.target sm_90, texmode_independent
+.address_size 64
+.global .texref tt;
+.global .samplerref ss;
+.global .surfref uu;
+.visible .entry ks(.param .u64 o) {
+ .reg .f32 %f<5>; .reg .u64 %rd<2>; .reg .s32 %r<3>;
+ ld.param.u64 %rd1, [o];
+ mov.u32 %r1, %tid.x;
+ tex.1d.v4.f32.s32 {%f1,%f2,%f3,%f4}, [tt, ss, {%r1}];
+ st.global.f32 [%rd1], %f1;
+ suld.b.1d.b32.trap {%r2}, [uu, {%r1}];
+ st.global.u32 [%rd1+4], %r2;
+ ret;
+}
+";
+    std::fs::write(k.dir.join("texref.ptx"), ptx).unwrap();
+    run(Command::new(&k.ptxas).current_dir(&k.dir).args([
+        "-arch=sm_90",
+        "-m64",
+        "-c",
+        "texref.ptx",
+        "-o",
+        "texref.o",
+    ]));
+    let nv = k.nvlink(
+        90,
+        &["texref.o", &format!("-L{lib}"), "-lcudadevrt"],
+        "nv.texref.cubin",
+    );
+    let mut o = k.options(90, &["texref.o"]);
+    o.library_paths = vec![k.cuda_lib.clone()];
+    o.libraries = vec![Library::new("cudadevrt")];
+    assert_like(
+        &o,
+        &nv,
+        "-lcudadevrt with texture references left undefined",
+    );
 }
 
 #[test]

@@ -835,9 +835,13 @@ fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
             // definition, nor does an `extern __shared__` array (the kernel's
             // dynamic shared window): nvlink loads no libcudadevrt for it
             // (nvcc_dlink test `dynamic_shared_needs_no_device_runtime...`; nvcc
-            // -dlink always passes -lcudadevrt).
+            // -dlink always passes -lcudadevrt). Nor does a texture,
+            // surface or sampler reference (a PTX `.texref`/`.surfref`: the
+            // driver binds it by name; measured with nvcc objects and a
+            // hand-written `.texref`; test `inputs::cudadevrt_only_when_needed`).
             if b == STB_GLOBAL
                 && s.other & crate::elf::STO_CUDA_SHARED == 0
+                && !super::relocate::is_texture_kind(s.ty())
                 && !super::relocate::is_driver_provided(s.name)
             {
                 refs.push(s.name);
