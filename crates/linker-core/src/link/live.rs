@@ -249,19 +249,34 @@ pub(crate) const GLOBAL_INIT: &str = ".nv.global.init";
 /// the second loses them); difftest seeds 20028, 30030, 30038; fixture
 /// `weak_loser_data_ref`.
 pub(crate) fn dropped_init_ranges(db: &SymbolDb<'_>, f: &InputFile<'_>) -> Vec<(u64, u64)> {
-    let mut v: Vec<(u64, u64)> = db
-        .lost_to_weak
+    // Called per input by three phases: the input's own symbols, not the
+    // link-wide set (weak template copies make that large).
+    let Some(init) = f
+        .cubin
+        .sections
         .iter()
-        .filter(|r| r.file == f.id)
-        .filter_map(|r| {
-            let sym = f.cubin.symbols.get(r.index as usize)?;
-            let sec = f.cubin.sections.get(sym.section()? as usize)?;
-            (matches!(
-                sym.ty(),
-                crate::elf::STT_OBJECT | crate::elf::STT_CUDA_OBJECT
-            ) && sec.name == GLOBAL_INIT)
-                .then(|| (sym.value, sym.value.saturating_add(sym.size)))
+        .position(|s| s.name == GLOBAL_INIT)
+        .filter(|_| !db.lost_to_weak.is_empty())
+    else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64)> = f
+        .cubin
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(i, sym)| {
+            sym.section() == Some(init as u32)
+                && matches!(
+                    sym.ty(),
+                    crate::elf::STT_OBJECT | crate::elf::STT_CUDA_OBJECT
+                )
+                && db.lost_to_weak(SymRef {
+                    file: f.id,
+                    index: *i as u32,
+                })
         })
+        .map(|(_, sym)| (sym.value, sym.value.saturating_add(sym.size)))
         .collect();
     v.sort_unstable();
     v
