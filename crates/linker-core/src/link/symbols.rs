@@ -366,10 +366,15 @@ pub(crate) fn resolve<'d>(
                             weak: false,
                         });
                     }
-                    (Some(prev), Some(_)) if g.def_strong => {
+                    (Some(prev), Some(c)) if g.def_strong => {
                         // A strong uninitialized definition merged into the
                         // commons, then another common: as a common after a
-                        // strong definition (measured).
+                        // strong definition (measured), after a size
+                        // mismatch when the sizes differ (difftest 90046).
+                        if sym.size != c.size {
+                            let by = files[c.sized_by.0 as usize].name;
+                            diags.error(size_error(sym.name, sym.size, f.name, c.size, by));
+                        }
                         diags.error(multiple_common(sym.name, files, prev, f.name));
                     }
                     (Some(_), Some(c)) => {
