@@ -32,12 +32,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[];
 /// Tracked in docs/blackwell.md ("Known gaps").
 const KNOWN_ARCH_GAPS: &[(&str, &[u32], Option<&str>, &str)] = &[
     (
-        "weak_strong",
-        &[100, 120],
-        Some(".debug_frame"),
-        "nvlink writes the strong definition's Mercury frame entry into .debug_frame: not reproduced",
-    ),
-    (
         "sb_refinalize",
         &[100, 103, 120, 121],
         None,

@@ -28,13 +28,13 @@
 
 use super::sections::{Body, Patch, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
-use super::InputFile;
+use super::{FileId, InputFile};
 use crate::arch::{ArchVariant, SmArch};
 use crate::cubin::compat::{self, EiCompat};
 use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
 use crate::cubin::Cubin;
 use crate::elf::{SHT_CUDA_COMPAT, STT_FUNC, STT_SECTION};
-use crate::fxhash::HashSet;
+use crate::fxhash::{HashMap, HashSet};
 use crate::reloc::table::RelocType;
 
 /// The `a`/`f` variant an input was compiled for, as far as the object tells
@@ -331,8 +331,9 @@ pub(crate) fn rebuild_debug_frame(
         }
     }
     let mut bytes: Vec<u8> = Vec::new();
-    // Functions (resolved definitions) whose frame was written.
-    let mut described: HashSet<SymRef> = HashSet::default();
+    // Functions (resolved definitions) whose frame was written, and the
+    // input whose unit described each first.
+    let mut described: HashMap<SymRef, FileId> = HashMap::default();
     // (old output offset range start, end, new start) of every kept entry.
     let mut moved: Vec<(u64, u64, u64)> = Vec::new();
     for (p, entries) in pieces.iter().zip(&parsed) {
@@ -382,14 +383,14 @@ pub(crate) fn rebuild_debug_frame(
         // written, goes (nvlink 13.0.88, fixture `strong_weak`: the strong
         // `wf` first, then the weak one's unit is dropped, its CIE with it).
         // The other order keeps the loser's frame: see docs/blackwell.md §5.
-        let duplicate = |e: &FrameEntry, described: &HashSet<SymRef>| -> bool {
+        let duplicate = |e: &FrameEntry, described: &HashMap<SymRef, FileId>| -> bool {
             loc_sym.get(&(e.start as u64 + 20)).is_some_and(|&s| {
                 let here = SymRef {
                     file: p.file,
                     index: s,
                 };
                 db.resolve(here)
-                    .is_some_and(|d| d != here && described.contains(&d))
+                    .is_some_and(|d| d != here && described.contains_key(&d))
             })
         };
         for unit in units {
@@ -413,8 +414,43 @@ pub(crate) fn rebuild_debug_frame(
                         index: s,
                     };
                     if let Some(d) = db.resolve(here) {
-                        described.insert(d);
+                        described.entry(d).or_insert(p.file);
                     }
+                }
+            }
+            // The winner's own unit after a replaced copy's surviving frame
+            // (which already describes the winner): nvlink writes the
+            // function's Mercury CIE and an FDE cut short (see
+            // [`mercury_unit`]).
+            let winner_described_before = fdes.len() == 1
+                && loc_sym.get(&(fdes[0].start as u64 + 20)).is_some_and(|&s| {
+                    let here = SymRef {
+                        file: p.file,
+                        index: s,
+                    };
+                    db.resolve(here) == Some(here)
+                        && described.get(&here).is_some_and(|&by| by != p.file)
+                });
+            if winner_described_before {
+                let fde = fdes[0];
+                let sym = loc_sym[&(fde.start as u64 + 20)];
+                if let Some((cie, range)) = mercury_unit(f, sym) {
+                    let cie_at = bytes.len() as u64;
+                    bytes.extend_from_slice(cie);
+                    let new = bytes.len() as u64;
+                    bytes.extend_from_slice(&[0xff; 4]);
+                    bytes.extend_from_slice(&CUT_FDE_LEN.to_le_bytes());
+                    bytes.extend_from_slice(&cie_at.to_le_bytes());
+                    bytes.extend_from_slice(&data[fde.start + 20..fde.start + 28]);
+                    bytes.extend_from_slice(&range.to_le_bytes());
+                    bytes.extend_from_slice(&[0; 4]);
+                    // The initial location's relocation moves with it.
+                    moved.push((
+                        p.offset + fde.start as u64,
+                        p.offset + fde.start as u64 + 28,
+                        new,
+                    ));
+                    continue;
                 }
             }
             let mut cie_out: Option<u64> = None;
@@ -436,6 +472,51 @@ pub(crate) fn rebuild_debug_frame(
     }
     replace_contents(plan, id, &moved, bytes);
     Ok(())
+}
+
+/// Length field of the FDE nvlink writes in [`mercury_unit`]'s case: the
+/// CIE pointer, initial location and range (8 bytes each) and 4 bytes of
+/// `DW_CFA_nop`, no instructions.
+const CUT_FDE_LEN: u64 = 0x1c;
+
+/// The Mercury frame of `f`'s function symbol `sym` (`.nv.merc.symtab` is
+/// index-aligned with `.symtab`): its CIE's bytes and the FDE's address
+/// range. nvlink 13.0.88 on sm_100+ writes these for a definition that
+/// replaced an earlier input's weak copy whose frame survives (already
+/// describing the winner): the Mercury CIE (code alignment 1) in place of
+/// the function's own CIE, then an FDE of the Mercury range without
+/// instructions (measured on the fixture `weak_strong`, also with other
+/// functions in the winner's input; the same in difftest seeds 40044, 70036,
+/// whose replaced copy's own FDE nvlink also rewrites, which culink does not
+/// follow: docs/blackwell.md §5). `None` when the Mercury frame is not found.
+fn mercury_unit<'a>(f: &'a InputFile<'_>, sym: u32) -> Option<(&'a [u8], u64)> {
+    let sec = f.cubin.section_by_name(".nv.merc.debug_frame")?;
+    let entries = frame_entries(sec.data)?;
+    // `.nv.merc.rela.debug_frame`: RELA entries of the Mercury type family.
+    let rs = f.cubin.section_by_name(".nv.merc.rela.debug_frame")?;
+    let loc = rs.data.chunks_exact(24).find_map(|e| {
+        let offset = u64::from_le_bytes(e[0..8].try_into().ok()?);
+        let info = u64::from_le_bytes(e[8..16].try_into().ok()?);
+        ((info >> 32) as u32 == sym
+            && entries
+                .iter()
+                .any(|x| !x.is_cie && x.start as u64 + 20 == offset))
+        .then_some(offset)
+    })?;
+    let fde = entries.iter().find(|e| e.start as u64 + 20 == loc)?;
+    let range = u64::from_le_bytes(
+        sec.data
+            .get(fde.start + 28..fde.start + 36)?
+            .try_into()
+            .ok()?,
+    );
+    // Its CIE: the one in front of it (ptxas writes one per function; the
+    // CIE pointer field is left to a relocation).
+    let cie = entries
+        .iter()
+        .rev()
+        .find(|e| e.is_cie && e.start < fde.start)?;
+    Some((&sec.data[cie.start..cie.end], range))
 }
 
 /// `.nv_debug_info_reg_sass` (nvcc `-G` objects) of a function whose code is
