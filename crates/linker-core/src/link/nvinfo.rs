@@ -93,7 +93,9 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
 /// Whether the `.nv.prototype` entry of symbol `sym` of `f` is kept: nvlink
 /// keeps the prototypes of functions live code calls directly, except
 /// address-taken ones (their prototype travels with the call graph's
-/// address-taken list); `-r` and `--preserve-relocs` keep every one.
+/// address-taken list); `-r`, `--preserve-relocs` and `-g` keep every one
+/// but those of address-taken functions (measured: f called, g called and
+/// taken, t taken, u unused keep f and u; fixture `proto_taken_keep_all`).
 fn keeps_prototype(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -113,7 +115,7 @@ fn keeps_prototype(
     let address_taken = live
         .func_of_symbol(files, db, r)
         .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-    plan.keeps_everything() || (called.contains(s.name) && !address_taken)
+    !address_taken && (plan.keeps_everything() || called.contains(s.name))
 }
 
 /// Names of functions (defined or not) that a live function calls directly,
