@@ -737,6 +737,9 @@ impl<'d> Mercury<'d> {
                     {
                         continue;
                     }
+                    if sym.is_undefined() && sym.bind() == STB_LOCAL {
+                        continue; // a label ptxas left undefined: dropped, as in the SASS twin
+                    }
                     let Some(def) = def else {
                         if sym.bind() == STB_WEAK
                             || stays_undefined(sym.name)
