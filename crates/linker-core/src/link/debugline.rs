@@ -213,10 +213,68 @@ pub(crate) fn rebuild(
     }
     for name in LINE_SECTIONS {
         if let Some(id) = super::blackwell::debug_section(plan, name) {
-            rebuild_one(files, db, plan, id, name == ".debug_line", order)?;
+            let moved = rebuild_one(files, db, plan, id, name == ".debug_line", order)?;
+            if name == ".debug_line" && !moved.is_empty() {
+                remap_stmt_lists(files, plan, id, &moved);
+            }
         }
     }
     Ok(())
+}
+
+/// `.debug_info`'s references into the rewritten `.debug_line` (each
+/// compile unit's `DW_AT_stmt_list`: an `R_CUDA_32` against the object's
+/// `.debug_line`, already resolved to the old output offset) follow their
+/// unit to its new place (`moved`: old start, old end, new start; sorted).
+/// Measured at sm_100/120 (nvlink 13.0.88): three `-G` objects linked with
+/// `-g`, the second unit shrinking by a dead sequence: the third CU's
+/// `stmt_list` is the unit's new offset (fixture `cu_debug_stmt_list`).
+fn remap_stmt_lists(
+    files: &[InputFile<'_>],
+    plan: &mut Plan,
+    line_id: super::OutSecId,
+    moved: &[(u64, u64, u64)],
+) {
+    let new_offset = |old: u64| -> Option<u64> {
+        let i = moved.partition_point(|m| m.1 <= old);
+        moved.get(i).filter(|m| old >= m.0).map(|m| old - m.0 + m.2)
+    };
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let Some(target) = f.cubin.sections.get(rs.info as usize) else {
+                continue;
+            };
+            if target.name != ".debug_info" {
+                continue;
+            }
+            for r in f.cubin.relocs(rs) {
+                let Some(sec) = f
+                    .cubin
+                    .symbols
+                    .get(r.sym as usize)
+                    .and_then(|s| s.section())
+                else {
+                    continue;
+                };
+                let into_line = plan.placement[fid]
+                    .get(sec as usize)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|pl| pl.out == line_id);
+                if !into_line {
+                    continue;
+                }
+                for p in plan.patches[fid].list(rs.info) {
+                    if p.offset == r.offset && p.bank.is_none() {
+                        if let Some(v) = new_offset(p.value) {
+                            p.value = v;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn rebuild_one(
@@ -226,9 +284,9 @@ fn rebuild_one(
     id: super::OutSecId,
     str_base: bool,
     order: &dyn Fn(SymRef) -> u32,
-) -> crate::error::Result<()> {
+) -> crate::error::Result<Vec<(u64, u64, u64)>> {
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let mut bytes: Vec<u8> = Vec::new();
     // (old output offset range start, end, new start) of every kept range.
@@ -333,8 +391,8 @@ fn rebuild_one(
         }
     }
     if !changed {
-        return Ok(()); // every sequence kept: the copy as planned is the same
+        return Ok(Vec::new()); // every sequence kept: the copy as planned is the same
     }
     super::blackwell::replace_contents(plan, id, &moved, bytes);
-    Ok(())
+    Ok(moved)
 }
