@@ -19,10 +19,10 @@
 //!   contribution (0x22 after a 0x22-byte `.debug_str` of the object before;
 //!   `.nv_debug_line_sass` keeps them).
 //!
-//! In `-g` links the sequences of dead code (a losing weak twin's) go too,
-//! and the rest are ordered by the same rule, nvlink's output symbol index —
-//! but nvlink writes a `-g` link's symbol table in another order than
-//! culink's (which `culink diff` does not compare): each input's local
+//! In `-g` links the sequences of dead code (a losing weak twin's) go too.
+//! The order is nvlink's output symbol index in every link — but nvlink
+//! writes its symbol table in another order than culink's (which `culink
+//! diff` does not compare): each input's local
 //! symbols and the weak definitions it mentions first, in input symbol order,
 //! input after input, then the other globals in first-mention order
 //! (measured at sm_100/120 on nvcc `-G` builds of the `cu_features`,
@@ -58,20 +58,21 @@ const NO_FUNCTION: Key = (2, 0, 0);
 /// The output-order key of function symbol `func` of `f`: its position in
 /// nvlink's symbol table.
 ///
-/// Without `-g` that is culink's output index. With `-g` (device-debug
-/// links) nvlink writes the table in another order, measured at sm_100/120
-/// (nvcc `-G` objects): each input's local symbols and the weak definitions
-/// it mentions first, in input order and input after input, then every other
-/// global in first-mention order. So a local or first-mentioned weak function
-/// sorts by (input, input symbol index) before every global one, which keeps
-/// culink's (first-mention) order among themselves; a weak function an
-/// earlier input mentioned first (undefined there) sorts with the globals.
+/// nvlink writes its table in another order than culink's, measured at
+/// sm_100/120 (nvcc `-G` objects linked with `-g`, and `-lineinfo` objects
+/// without `-g`: a weak `inline` function defined in three objects sorts
+/// before the first object's `static` function; fixture
+/// `cu_lineinfo_weak_order`): each input's local symbols and the weak
+/// definitions it mentions first, in input order and input after input, then
+/// every other global in first-mention order. So a local or first-mentioned
+/// weak function sorts by (input, input symbol index) before every global
+/// one, whose keys are culink's (first-mention) output index; a weak function
+/// an earlier input mentioned first (undefined there) sorts with the globals.
 fn sort_key(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
     f: &InputFile<'_>,
     func: u32,
-    device_debug: bool,
     order: &dyn Fn(SymRef) -> u32,
 ) -> Key {
     let here = SymRef {
@@ -79,9 +80,6 @@ fn sort_key(
         index: func,
     };
     let global = || (1, order(here), 0);
-    if !device_debug {
-        return global();
-    }
     let Some(sym) = f.cubin.symbols.get(func as usize) else {
         return global();
     };
@@ -215,10 +213,68 @@ pub(crate) fn rebuild(
     }
     for name in LINE_SECTIONS {
         if let Some(id) = super::blackwell::debug_section(plan, name) {
-            rebuild_one(files, db, plan, id, name == ".debug_line", order)?;
+            let moved = rebuild_one(files, db, plan, id, name == ".debug_line", order)?;
+            if name == ".debug_line" && !moved.is_empty() {
+                remap_stmt_lists(files, plan, id, &moved);
+            }
         }
     }
     Ok(())
+}
+
+/// `.debug_info`'s references into the rewritten `.debug_line` (each
+/// compile unit's `DW_AT_stmt_list`: an `R_CUDA_32` against the object's
+/// `.debug_line`, already resolved to the old output offset) follow their
+/// unit to its new place (`moved`: old start, old end, new start; sorted).
+/// Measured at sm_100/120 (nvlink 13.0.88): three `-G` objects linked with
+/// `-g`, the second unit shrinking by a dead sequence: the third CU's
+/// `stmt_list` is the unit's new offset (fixture `cu_debug_stmt_list`).
+fn remap_stmt_lists(
+    files: &[InputFile<'_>],
+    plan: &mut Plan,
+    line_id: super::OutSecId,
+    moved: &[(u64, u64, u64)],
+) {
+    let new_offset = |old: u64| -> Option<u64> {
+        let i = moved.partition_point(|m| m.1 <= old);
+        moved.get(i).filter(|m| old >= m.0).map(|m| old - m.0 + m.2)
+    };
+    for f in files {
+        let fid = f.id.0 as usize;
+        for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
+            let Some(target) = f.cubin.sections.get(rs.info as usize) else {
+                continue;
+            };
+            if target.name != ".debug_info" {
+                continue;
+            }
+            for r in f.cubin.relocs(rs) {
+                let Some(sec) = f
+                    .cubin
+                    .symbols
+                    .get(r.sym as usize)
+                    .and_then(|s| s.section())
+                else {
+                    continue;
+                };
+                let into_line = plan.placement[fid]
+                    .get(sec as usize)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|pl| pl.out == line_id);
+                if !into_line {
+                    continue;
+                }
+                for p in plan.patches[fid].list(rs.info) {
+                    if p.offset == r.offset && p.bank.is_none() {
+                        if let Some(v) = new_offset(p.value) {
+                            p.value = v;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn rebuild_one(
@@ -228,11 +284,10 @@ fn rebuild_one(
     id: super::OutSecId,
     str_base: bool,
     order: &dyn Fn(SymRef) -> u32,
-) -> crate::error::Result<()> {
+) -> crate::error::Result<Vec<(u64, u64, u64)>> {
     let Body::Pieces(pieces) = plan.sec(id).body.clone() else {
-        return Ok(());
+        return Ok(Vec::new());
     };
-    let device_debug = plan.device_debug;
     let mut bytes: Vec<u8> = Vec::new();
     // (old output offset range start, end, new start) of every kept range.
     let mut moved: Vec<(u64, u64, u64)> = Vec::new();
@@ -277,7 +332,7 @@ fn rebuild_one(
                 let key = if func == 0 {
                     NO_FUNCTION
                 } else {
-                    sort_key(files, db, f, func, device_debug, order)
+                    sort_key(files, db, f, func, order)
                 };
                 targets.push((r.offset, live, key));
             }
@@ -336,8 +391,8 @@ fn rebuild_one(
         }
     }
     if !changed {
-        return Ok(()); // every sequence kept: the copy as planned is the same
+        return Ok(Vec::new()); // every sequence kept: the copy as planned is the same
     }
     super::blackwell::replace_contents(plan, id, &moved, bytes);
-    Ok(())
+    Ok(moved)
 }

@@ -30,7 +30,7 @@
 //! - `.nv.merc.nv.info` is the output `.nv.info` with Mercury symbol indices
 //!   (inputs' module records are identical in both families);
 //!   `.nv.merc.nv.info.<fn>` is the input's, renumbered, with the call-tree
-//!   records (`EXTERNS`, `NUM_BARRIERS`, recursion's `CRS_STACK_SIZE`) taken
+//!   records (`EXTERNS`, `NUM_BARRIERS`, `NUM_MBARRIERS`, recursion's `CRS_STACK_SIZE`) taken
 //!   from the output `.nv.info.<fn>`.
 //!
 //! - the values resolved into capsule instructions (module-constant offsets
@@ -737,6 +737,9 @@ impl<'d> Mercury<'d> {
                     {
                         continue;
                     }
+                    if sym.is_undefined() && sym.bind() == STB_LOCAL {
+                        continue; // a label ptxas left undefined: dropped, as in the SASS twin
+                    }
                     let Some(def) = def else {
                         if sym.bind() == STB_WEAK
                             || stays_undefined(sym.name)
@@ -1380,7 +1383,11 @@ impl<'d> Mercury<'d> {
             s.body = Body::Bytes(bytes);
         }
         // Call-tree records the SASS side recomputed, per function.
-        const FROM_MAIN: [EiAttr; 2] = [EiAttr::EIATTR_EXTERNS, EiAttr::EIATTR_NUM_BARRIERS];
+        const FROM_MAIN: [EiAttr; 3] = [
+            EiAttr::EIATTR_EXTERNS,
+            EiAttr::EIATTR_NUM_BARRIERS,
+            EiAttr::EIATTR_NUM_MBARRIERS,
+        ];
         let main_fn_info: HashMap<u32, Vec<u8>> = plan
             .sections
             .iter()

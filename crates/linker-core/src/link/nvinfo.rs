@@ -8,7 +8,9 @@
 //!   unknowable: one warning per kernel (at most [`MAX_STACK_WARNINGS`], then a
 //!   summary line).
 //! - `.nv.info.<fn>`: renumbered; a kernel's `EIATTR_NUM_BARRIERS` raised to
-//!   its call tree's maximum (added when only callees use barriers).
+//!   its call tree's maximum (added when only callees use barriers), its
+//!   `EIATTR_NUM_MBARRIERS` set to the sum over the distinct functions of its
+//!   call tree (see [`kernel_mbarriers`]).
 //! - `.nv.compat`: the inputs' attributes merged (first-seen order, maximum
 //!   value per code); `CAN_FASTPATH_FINALIZE` dropped below sm_100, as nvlink
 //!   does, and on Blackwell computed from the inputs with live code.
@@ -91,7 +93,9 @@ fn func_survives(files: &[InputFile<'_>], db: &SymbolDb<'_>, plan: &Plan, r: Sym
 /// Whether the `.nv.prototype` entry of symbol `sym` of `f` is kept: nvlink
 /// keeps the prototypes of functions live code calls directly, except
 /// address-taken ones (their prototype travels with the call graph's
-/// address-taken list); `-r` and `--preserve-relocs` keep every one.
+/// address-taken list); `-r`, `--preserve-relocs` and `-g` keep every one
+/// but those of address-taken functions (measured: f called, g called and
+/// taken, t taken, u unused keep f and u; fixture `proto_taken_keep_all`).
 fn keeps_prototype(
     files: &[InputFile<'_>],
     db: &SymbolDb<'_>,
@@ -111,7 +115,7 @@ fn keeps_prototype(
     let address_taken = live
         .func_of_symbol(files, db, r)
         .is_some_and(|fi| live.funcs[fi as usize].address_taken);
-    plan.keeps_everything() || (called.contains(s.name) && !address_taken)
+    !address_taken && (plan.keeps_everything() || called.contains(s.name))
 }
 
 /// Names of functions (defined or not) that a live function calls directly,
@@ -213,6 +217,47 @@ fn post_order(live: &Live, tree: &[Vec<u32>]) -> Vec<u32> {
         }
     }
     order
+}
+
+/// Whether the link has exactly one live kernel (which then also counts the
+/// memory barriers of the functions no kernel reaches, see [`kernel_mbarriers`]).
+fn lone_barriers_all(live_funcs: &[u32], live: &Live) -> bool {
+    live_funcs
+        .iter()
+        .filter(|&&fi| live.funcs[fi as usize].is_kernel)
+        .nth(1)
+        .is_none()
+}
+
+/// A kernel's `EIATTR_NUM_MBARRIERS` after the link: the sum of the
+/// `EIATTR_NUM_MBARRIERS` of the distinct functions of its call tree (`tree`,
+/// itself included; each function once however often and by however many
+/// paths it is called). A lone live kernel (`lone`) sums every live function
+/// with a count instead, reached or not (as for `EIATTR_NUM_BARRIERS`).
+/// Measured with nvlink 13.0.88 (fixture `cu_mbarriers`): f1 = 1, f2 = 2; a
+/// kernel calling both gives 3, one with its own 1 calling f1 gives 2, one
+/// calling f1 twice and through two helpers f1 and f2 gives 3; callers that
+/// are not kernels keep their own values.
+fn kernel_mbarriers(kernel: u32, tree: &[Vec<u32>], counts: &HashMap<u32, u16>, lone: bool) -> u16 {
+    if lone {
+        return counts.values().fold(0u16, |s, &v| s.saturating_add(v));
+    }
+    let mut seen: HashSet<u32> = HashSet::default();
+    let mut stack = vec![kernel];
+    let mut sum = 0u16;
+    while let Some(f) = stack.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        sum = sum.saturating_add(counts.get(&f).copied().unwrap_or(0));
+        stack.extend(
+            tree[f as usize]
+                .iter()
+                .copied()
+                .filter(|c| !seen.contains(c)),
+        );
+    }
+    sum
 }
 
 /// Why a recursive call tree's stack is unknowable.
@@ -783,11 +828,12 @@ pub(crate) fn build(
     let info_index = fn_info_index(files);
     let mut fn_ids: Vec<(&u32, &OutSecId)> = meta.fn_info.iter().collect();
     fn_ids.sort();
-    type FnFacts = (u32, Option<u8>, Option<(Vec<u32>, Vec<u32>)>);
+    type FnFacts = (u32, Option<u8>, Option<u16>, Option<(Vec<u32>, Vec<u32>)>);
     let facts_of = |(&fi, &id): (&u32, &OutSecId)| -> Result<FnFacts> {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
         let mut barriers = None;
+        let mut mbarriers = None;
         let mut externs = None;
         // Defined entries of every EXTERNS record (a later record replaces
         // the function's own list, as a map insert would).
@@ -799,6 +845,10 @@ pub(crate) fn build(
                 if rec.attr == EiAttr::EIATTR_NUM_BARRIERS {
                     if let Some(v) = rec.int_value() {
                         barriers = Some(v as u8);
+                    }
+                } else if rec.attr == EiAttr::EIATTR_NUM_MBARRIERS {
+                    if let Some(v) = rec.int_value() {
+                        mbarriers = Some(u16::try_from(v).unwrap_or(u16::MAX));
                     }
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
@@ -818,7 +868,7 @@ pub(crate) fn build(
                 }
             }
         }
-        Ok((fi, barriers, externs.map(|own| (own, defined))))
+        Ok((fi, barriers, mbarriers, externs.map(|own| (own, defined))))
     };
     let fn_facts: Vec<Boxed<FnFacts>> = fn_ids
         .par_iter()
@@ -827,13 +877,17 @@ pub(crate) fn build(
         .map(|x| facts_of(x).map_err(Box::new))
         .collect();
     let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
+    let mut fn_mbarriers: HashMap<u32, u16> = HashMap::default();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
     for r in fn_facts {
-        let (fi, barriers, externs) = r.map_err(|e| *e)?;
+        let (fi, barriers, mbarriers, externs) = r.map_err(|e| *e)?;
         if let Some(v) = barriers {
             fn_barriers.insert(fi, v);
+        }
+        if let Some(v) = mbarriers {
+            fn_mbarriers.insert(fi, v);
         }
         if let Some((own, defined)) = externs {
             defined_externs.extend(defined);
@@ -881,6 +935,7 @@ pub(crate) fn build(
     let mut min_stack: Vec<(u32, u32)> = Vec::new();
     let mut raised_regs: HashMap<u32, u32> = HashMap::default();
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
+    let mut kernel_mbars: HashMap<u32, u16> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
     let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
@@ -906,6 +961,7 @@ pub(crate) fn build(
             _ => 0,
         }
     };
+    let lone_kernel = lone_barriers_all(&live_funcs, live);
     // `-r`: no call-tree propagation (the final link does it).
     for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
@@ -933,6 +989,12 @@ pub(crate) fn build(
         let barriers = t.barriers.max(lone_barriers);
         if barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
             kernel_barriers.insert(fi, barriers);
+        }
+        if !fn_mbarriers.is_empty() {
+            let mbars = kernel_mbarriers(fi, &tree, &fn_mbarriers, lone_kernel);
+            if mbars != fn_mbarriers.get(&fi).copied().unwrap_or(0) {
+                kernel_mbars.insert(fi, mbars);
+            }
         }
         if !live.host_unused.get(fi as usize).copied().unwrap_or(false) {
             min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
@@ -999,6 +1061,7 @@ pub(crate) fn build(
         let at = |e: Error| e.in_file(f.name).in_section(s.name);
         let mut bytes = Vec::with_capacity(s.data.len() + 32);
         let mut has_bar = false;
+        let mut has_mbar = false;
         let mut has_isa = false;
         let recursive = recursive_kernels.contains(&fi);
         for rec in eiattr::Iter::<EiAttr>::new(s.data) {
@@ -1009,6 +1072,7 @@ pub(crate) fn build(
                 // Replaced below.
                 EiAttr::EIATTR_CRS_STACK_SIZE if recursive => continue,
                 EiAttr::EIATTR_NUM_BARRIERS => has_bar = true,
+                EiAttr::EIATTR_NUM_MBARRIERS => has_mbar = true,
                 EiAttr::EIATTR_MERCURY_ISA_VERSION => has_isa = true,
                 _ => {}
             }
@@ -1019,7 +1083,14 @@ pub(crate) fn build(
                         owned.value = OwnedValue::Byte(v);
                         owned.encode(&mut bytes).map_err(at)?;
                     }
-                    _ => rec.encode(&mut bytes).map_err(at)?,
+                    _ => match kernel_mbars.get(&fi) {
+                        Some(&v) if rec.attr == EiAttr::EIATTR_NUM_MBARRIERS => {
+                            let mut owned = rec.to_owned_record();
+                            owned.value = OwnedValue::Half(v);
+                            owned.encode(&mut bytes).map_err(at)?;
+                        }
+                        _ => rec.encode(&mut bytes).map_err(at)?,
+                    },
                 },
                 _ => {
                     if let Some(owned) =
@@ -1034,6 +1105,11 @@ pub(crate) fn build(
         if !has_bar {
             if let Some(&v) = kernel_barriers.get(&fi) {
                 tail.push(OwnedRecord::bval(EiAttr::EIATTR_NUM_BARRIERS, v));
+            }
+        }
+        if !has_mbar {
+            if let Some(&v) = kernel_mbars.get(&fi) {
+                tail.push(OwnedRecord::hval(EiAttr::EIATTR_NUM_MBARRIERS, v));
             }
         }
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {

@@ -255,12 +255,15 @@ pub(crate) fn layout(
             }
         }
     }
-    // Which kernels reach each user function (reverse walk over callers).
+    // Which kernels reach each user function (reverse walk over callers:
+    // calls and indirect calls, not address references — a kernel taking a
+    // function's address without calling it gets none of its shared memory;
+    // measured, fixture `shared_fn_taken_by_kernel`).
     let n = live.funcs.len();
     let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (fi, func) in live.funcs.iter().enumerate() {
         if live.live[fi] {
-            for &c in func.callees.iter().chain(&func.indirect_callees) {
+            for &c in func.calls.iter().chain(&func.indirect_callees) {
                 callers[c as usize].push(fi as u32);
             }
         }
