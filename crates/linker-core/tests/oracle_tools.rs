@@ -136,11 +136,22 @@ fn nvlink_references_read_by_cuobjdump_and_nvdisasm() {
         eprintln!("skipped: cuobjdump/nvdisasm not found (run `cargo xtask nv-tools` or set CULINK_NV_TOOLS)");
         return;
     };
+    // nvlink outputs cuobjdump 13.0.88 itself rejects ("Checked Data was
+    // Invalid"; nvdisasm reads them): -G objects whose `.debug_loc` names a
+    // label ptxas left undefined, linked with -g at sm_90+.
+    const CUOBJDUMP_REJECTS: &[(&str, &[u32])] = &[("cu_debug_loc_undef_label", &[90, 100, 120])];
     let cubins: Vec<_> = cases()
         .iter()
-        .flat_map(|case| case.archs.iter().map(move |&sm| case.reference(sm)))
-        .filter_map(|r| match r {
-            Reference::Cubin(path) => Some(path),
+        .flat_map(|case| {
+            case.archs.iter().map(move |&sm| {
+                let rejected = CUOBJDUMP_REJECTS
+                    .iter()
+                    .any(|(name, archs)| *name == case.name && archs.contains(&sm));
+                (case.reference(sm), rejected)
+            })
+        })
+        .filter_map(|(r, rejected)| match r {
+            Reference::Cubin(path) => Some((path, rejected)),
             Reference::Error { .. } => None,
         })
         .collect();
@@ -153,8 +164,12 @@ fn nvlink_references_read_by_cuobjdump_and_nvdisasm() {
             .map(|_| {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = cubins.get(i) else { break };
-                    read_clean(&cuobjdump, &["-elf", "-sass"], path);
+                    let Some((path, rejected)) = cubins.get(i) else {
+                        break;
+                    };
+                    if !rejected {
+                        read_clean(&cuobjdump, &["-elf", "-sass"], path);
+                    }
                     read_clean(&nvdisasm, &[], path);
                 })
             })
