@@ -351,22 +351,20 @@ fn reachable_max(
         if index[root as usize] != UNSEEN || !live.live[root as usize] {
             continue;
         }
-        index[root as usize] = next;
-        low[root as usize] = next;
-        next += 1;
-        scc.push(root);
-        on_stack[root as usize] = true;
         walk.push((root, 0));
         while let Some(top) = walk.last_mut() {
             let (v, i) = *top;
+            if index[v as usize] == UNSEEN {
+                // First visit (pushed unseen, handled here once).
+                index[v as usize] = next;
+                low[v as usize] = next;
+                next += 1;
+                scc.push(v);
+                on_stack[v as usize] = true;
+            }
             if let Some(&w) = tree[v as usize].get(i) {
                 top.1 += 1;
                 if index[w as usize] == UNSEEN {
-                    index[w as usize] = next;
-                    low[w as usize] = next;
-                    next += 1;
-                    scc.push(w);
-                    on_stack[w as usize] = true;
                     walk.push((w, 0));
                 } else if on_stack[w as usize] {
                     low[v as usize] = low[v as usize].min(index[w as usize]);

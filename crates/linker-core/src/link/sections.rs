@@ -414,6 +414,26 @@ fn place_reserved_shared<'d>(
     }
 }
 
+impl OutSection {
+    /// Appends input section `s` of file `file` at its alignment (raising
+    /// the section's) and returns its offset; a copied section records the
+    /// piece, a NOBITS one only grows.
+    fn append(&mut self, file: FileId, s: &Section<'_>) -> u64 {
+        let a = s.addralign.max(1);
+        self.align = self.align.max(a);
+        let offset = align_up(self.size, a);
+        self.size = offset + s.size;
+        if let Body::Pieces(p) = &mut self.body {
+            p.push(Piece {
+                file,
+                section: s.index,
+                offset,
+            });
+        }
+        offset
+    }
+}
+
 fn align_up(v: u64, a: u64) -> u64 {
     if a <= 1 {
         v
@@ -797,22 +817,7 @@ pub(crate) fn plan(
                 };
                 if let Some(&id) = shares.as_ref().and_then(|k| grouped.get(k)) {
                     let o = plan.sec_mut(id);
-                    let offset = if nobits {
-                        0
-                    } else {
-                        let a = s.addralign.max(1);
-                        o.align = o.align.max(a);
-                        let offset = align_up(o.size, a);
-                        o.size = offset + s.size;
-                        if let Body::Pieces(p) = &mut o.body {
-                            p.push(Piece {
-                                file: f.id,
-                                section: s.index,
-                                offset,
-                            });
-                        }
-                        offset
-                    };
+                    let offset = if nobits { 0 } else { o.append(f.id, s) };
                     o.section_symbol |= section_symbols[i];
                     plan.placement[fid][i] = Some(Placement { out: id, offset });
                     continue;
@@ -917,17 +922,7 @@ pub(crate) fn plan(
                 };
                 let o = plan.sec_mut(id);
                 o.section_symbol |= section_symbols[i];
-                let a = s.addralign.max(1);
-                o.align = o.align.max(a);
-                let offset = align_up(o.size, a);
-                o.size = offset + s.size;
-                if let Body::Pieces(p) = &mut o.body {
-                    p.push(Piece {
-                        file: f.id,
-                        section: s.index,
-                        offset,
-                    });
-                }
+                let offset = o.append(f.id, s);
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
         }
