@@ -30,8 +30,9 @@
 //! - `.nv.merc.nv.info` is the output `.nv.info` with Mercury symbol indices
 //!   (inputs' module records are identical in both families);
 //!   `.nv.merc.nv.info.<fn>` is the input's, renumbered, with the call-tree
-//!   records (`EXTERNS`, `NUM_BARRIERS`, `NUM_MBARRIERS`, recursion's `CRS_STACK_SIZE`) taken
-//!   from the output `.nv.info.<fn>`.
+//!   records (`EXTERNS`, `NUM_BARRIERS`, `NUM_MBARRIERS`, the flags of
+//!   `nvinfo::TREE_FLAGS`, recursion's `CRS_STACK_SIZE`) taken from the
+//!   output `.nv.info.<fn>`.
 //!
 //! - the values resolved into capsule instructions (module-constant offsets
 //!   of `ABS16`/`ABS32` relocations against `.nv.constant3` symbols, and the
@@ -1383,10 +1384,12 @@ impl<'d> Mercury<'d> {
             s.body = Body::Bytes(bytes);
         }
         // Call-tree records the SASS side recomputed, per function.
-        const FROM_MAIN: [EiAttr; 3] = [
+        const FROM_MAIN: [EiAttr; 5] = [
             EiAttr::EIATTR_EXTERNS,
             EiAttr::EIATTR_NUM_BARRIERS,
             EiAttr::EIATTR_NUM_MBARRIERS,
+            EiAttr::EIATTR_CTAIDZ_USED,
+            EiAttr::EIATTR_RESERVED_SMEM_USED,
         ];
         let main_fn_info: HashMap<u32, Vec<u8>> = plan
             .sections

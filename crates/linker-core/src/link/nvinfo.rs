@@ -10,7 +10,8 @@
 //! - `.nv.info.<fn>`: renumbered; a kernel's `EIATTR_NUM_BARRIERS` raised to
 //!   its call tree's maximum (added when only callees use barriers), its
 //!   `EIATTR_NUM_MBARRIERS` set to the sum over the distinct functions of its
-//!   call tree (see [`kernel_mbarriers`]).
+//!   call tree (see [`kernel_mbarriers`]), the flags of [`TREE_FLAGS`] its call
+//!   tree has added.
 //! - `.nv.compat`: the inputs' attributes merged (first-seen order, maximum
 //!   value per code); `CAN_FASTPATH_FINALIZE` dropped below sm_100, as nvlink
 //!   does, and on Blackwell computed from the inputs with live code.
@@ -263,45 +264,79 @@ fn kernel_mbarriers(kernel: u32, tree: &[Vec<u32>], counts: &HashMap<u32, u16>, 
 /// Why a recursive call tree's stack is unknowable.
 const RECURSIVE: &str = "is recursive";
 
-/// What a function's call tree implies: deepest stack, most registers and
-/// barriers, and why the stack size is unknowable (if it is).
+/// The `.nv.info.<fn>` flags (no value) nvlink adds to every kernel whose
+/// call tree reaches a function that has one (measured, fixtures
+/// `ctaidz_callee`, `ctaidz_lone`, `reserved_smem_callee`): ptxas writes
+/// `EIATTR_CTAIDZ_USED` for a `%ctaid.z` read (before sm_90) and
+/// `EIATTR_RESERVED_SMEM_USED` for a `%reserved_smem_*` read. Not
+/// propagated (measured): `EIATTR_WMMA_USED`. Bit `i` of [`Reach::flags`]
+/// is entry `i`.
+const TREE_FLAGS: [EiAttr; 2] = [
+    EiAttr::EIATTR_CTAIDZ_USED,
+    EiAttr::EIATTR_RESERVED_SMEM_USED,
+];
+
+/// The [`TREE_FLAGS`] bit of `attr`, if it is one.
+fn tree_flag(attr: EiAttr) -> Option<u8> {
+    TREE_FLAGS.iter().position(|&a| a == attr).map(|i| 1 << i)
+}
+
+/// What a function and everything it reaches use: the most registers and
+/// barriers, and the [`TREE_FLAGS`] any of them has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Reach {
+    regs: u32,
+    barriers: u8,
+    flags: u8,
+}
+
+impl Reach {
+    /// Both together: the maxima, the union of the flags.
+    fn join(self, o: Reach) -> Reach {
+        Reach {
+            regs: self.regs.max(o.regs),
+            barriers: self.barriers.max(o.barriers),
+            flags: self.flags | o.flags,
+        }
+    }
+}
+
+/// What a function's call tree implies: deepest stack, what it reaches uses
+/// ([`Reach`]), and why the stack size is unknowable (if it is).
 #[derive(Debug, Clone, Copy, Default)]
 struct TreeFacts {
     depth: u64,
-    regs: u32,
-    barriers: u8,
+    reach: Reach,
     why: Option<&'static str>,
 }
 
 /// Computes [`TreeFacts`] for every live function from the call graph's
 /// post-order (`order`, from [`post_order`]: linear in functions + call edges,
-/// no recursion). `own(f)` gives a function's frame size, register count and
-/// barrier count. A callee not yet finished when its caller is (a back edge of
+/// no recursion). `own(f)` gives a function's frame size and its own
+/// [`Reach`]. A callee not yet finished when its caller is (a back edge of
 /// the walk) is recursion. A call through a register reaches the address-taken
 /// functions of its prototype (`tree`) and is otherwise no reason for a warning.
 fn call_tree_facts(
     live: &Live,
     tree: &[Vec<u32>],
     order: &[u32],
-    own: impl Fn(u32) -> (u64, u32, u8),
+    own: impl Fn(u32) -> (u64, Reach),
 ) -> Vec<TreeFacts> {
     let n = live.funcs.len();
     let mut facts = vec![TreeFacts::default(); n];
     let mut done = vec![false; n];
     for &f in order {
-        let (frame, regs, barriers) = own(f);
+        let (frame, reach) = own(f);
         let mut t = TreeFacts {
             depth: 0,
-            regs,
-            barriers,
+            reach,
             why: None,
         };
         for &c in &tree[f as usize] {
             if done[c as usize] {
                 let ct = facts[c as usize];
                 t.depth = t.depth.max(ct.depth);
-                t.regs = t.regs.max(ct.regs);
-                t.barriers = t.barriers.max(ct.barriers);
+                t.reach = t.reach.join(ct.reach);
                 t.why = t.why.or(ct.why);
             } else {
                 t.why = Some(RECURSIVE);
@@ -311,38 +346,30 @@ fn call_tree_facts(
         facts[f as usize] = t;
         done[f as usize] = true;
     }
-    // Registers and barriers are the maximum over everything a function
-    // reaches, cycles included (the walk above misses what lies behind a
-    // back edge: difftest 40080, 20071; fixture `recursive_barriers`).
+    // What a function reaches is over everything it reaches, cycles
+    // included (the walk above misses what lies behind a back edge: difftest
+    // 40080, 20071; fixture `recursive_barriers`).
     if facts.iter().any(|t| t.why == Some(RECURSIVE)) {
-        for (f, regs, barriers) in reachable_max(live, tree, |f| {
-            let (_, regs, barriers) = own(f);
-            (regs, barriers)
-        }) {
-            facts[f as usize].regs = regs;
-            facts[f as usize].barriers = barriers;
+        for (f, reach) in reachable_max(live, tree, |f| own(f).1) {
+            facts[f as usize].reach = reach;
         }
     }
     facts
 }
 
-/// For every live function, the most registers and barriers among the
-/// functions it reaches through `tree` (itself included): Tarjan's strongly
+/// For every live function, the [`Reach`] of the functions it reaches
+/// through `tree` (itself included): Tarjan's strongly
 /// connected components, iteratively, each component's value the maximum of
 /// its members' own and of the components it calls (which Tarjan finishes
 /// first). Linear in functions + edges.
-fn reachable_max(
-    live: &Live,
-    tree: &[Vec<u32>],
-    own: impl Fn(u32) -> (u32, u8),
-) -> Vec<(u32, u32, u8)> {
+fn reachable_max(live: &Live, tree: &[Vec<u32>], own: impl Fn(u32) -> Reach) -> Vec<(u32, Reach)> {
     const UNSEEN: u32 = u32::MAX;
     let n = live.funcs.len();
     let mut index = vec![UNSEEN; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
     let mut comp = vec![UNSEEN; n];
-    let mut comp_val: Vec<(u32, u8)> = Vec::new();
+    let mut comp_val: Vec<Reach> = Vec::new();
     let mut scc: Vec<u32> = Vec::new();
     let mut walk: Vec<(u32, usize)> = Vec::new();
     let mut next = 0u32;
@@ -386,20 +413,18 @@ fn reachable_max(
                 on_stack[m as usize] = false;
                 comp[m as usize] = id;
             }
-            let mut val = (0u32, 0u8);
+            let mut val = Reach::default();
             for &m in &members {
-                let (r, b) = own(m);
-                val = (val.0.max(r), val.1.max(b));
+                val = val.join(own(m));
                 for &c in &tree[m as usize] {
                     let cc = comp[c as usize];
                     if cc != id && cc != UNSEEN {
-                        let (r, b) = comp_val[cc as usize];
-                        val = (val.0.max(r), val.1.max(b));
+                        val = val.join(comp_val[cc as usize]);
                     }
                 }
             }
             comp_val.push(val);
-            out.extend(members.iter().map(|&m| (m, val.0, val.1)));
+            out.extend(members.iter().map(|&m| (m, val)));
         }
     }
     out
@@ -826,12 +851,19 @@ pub(crate) fn build(
     let info_index = fn_info_index(files);
     let mut fn_ids: Vec<(&u32, &OutSecId)> = meta.fn_info.iter().collect();
     fn_ids.sort();
-    type FnFacts = (u32, Option<u8>, Option<u16>, Option<(Vec<u32>, Vec<u32>)>);
+    type FnFacts = (
+        u32,
+        Option<u8>,
+        Option<u16>,
+        u8,
+        Option<(Vec<u32>, Vec<u32>)>,
+    );
     let facts_of = |(&fi, &id): (&u32, &OutSecId)| -> Result<FnFacts> {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
         let mut barriers = None;
         let mut mbarriers = None;
+        let mut flags = 0u8;
         let mut externs = None;
         // Defined entries of every EXTERNS record (a later record replaces
         // the function's own list, as a map insert would).
@@ -848,6 +880,8 @@ pub(crate) fn build(
                     if let Some(v) = rec.int_value() {
                         mbarriers = Some(u16::try_from(v).unwrap_or(u16::MAX));
                     }
+                } else if let Some(bit) = tree_flag(rec.attr) {
+                    flags |= bit;
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
                     for w in rec.words().unwrap_or_default() {
@@ -866,7 +900,13 @@ pub(crate) fn build(
                 }
             }
         }
-        Ok((fi, barriers, mbarriers, externs.map(|own| (own, defined))))
+        Ok((
+            fi,
+            barriers,
+            mbarriers,
+            flags,
+            externs.map(|own| (own, defined)),
+        ))
     };
     let fn_facts: Vec<Boxed<FnFacts>> = fn_ids
         .par_iter()
@@ -876,11 +916,15 @@ pub(crate) fn build(
         .collect();
     let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
     let mut fn_mbarriers: HashMap<u32, u16> = HashMap::default();
+    let mut fn_flags: HashMap<u32, u8> = HashMap::default();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
     for r in fn_facts {
-        let (fi, barriers, mbarriers, externs) = r.map_err(|e| *e)?;
+        let (fi, barriers, mbarriers, flags, externs) = r.map_err(|e| *e)?;
+        if flags != 0 {
+            fn_flags.insert(fi, flags);
+        }
         if let Some(v) = barriers {
             fn_barriers.insert(fi, v);
         }
@@ -935,28 +979,40 @@ pub(crate) fn build(
     let mut kernel_barriers: HashMap<u32, u8> = HashMap::default();
     let mut kernel_mbars: HashMap<u32, u16> = HashMap::default();
     let mut recursive_kernels: HashSet<u32> = HashSet::default();
+    // The TREE_FLAGS a kernel lacks itself but reaches (libnvshmem_device's
+    // sm_75-89 kernels get EIATTR_CTAIDZ_USED so).
+    let mut kernel_flags: HashMap<u32, u8> = HashMap::default();
     let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),
-            regcount.get(&sym).copied().unwrap_or(0),
-            fn_barriers.get(&fi).copied().unwrap_or(0),
+            Reach {
+                regs: regcount.get(&sym).copied().unwrap_or(0),
+                barriers: fn_barriers.get(&fi).copied().unwrap_or(0),
+                flags: fn_flags.get(&fi).copied().unwrap_or(0),
+            },
         )
     });
-    // A lone live kernel also takes the barriers of the functions no kernel
-    // reaches (kept because their address is taken): measured, fixture
-    // `shared_unreached_lone` (with two kernels neither does).
-    let lone_barriers = {
+    // A lone live kernel also takes the barriers and flags of the functions
+    // no kernel reaches (kept because their address is taken): measured,
+    // fixtures `shared_unreached_lone`, `ctaidz_lone` (with two kernels
+    // neither does: `ctaidz_callee`).
+    let (lone_barriers, lone_flags) = {
         let mut kernels = live_funcs
             .iter()
             .filter(|&&fi| live.funcs[fi as usize].is_kernel);
         match (kernels.next(), kernels.next()) {
-            (Some(_), None) => live_funcs
-                .iter()
-                .map(|fi| fn_barriers.get(fi).copied().unwrap_or(0))
-                .max()
-                .unwrap_or(0),
-            _ => 0,
+            (Some(_), None) => (
+                live_funcs
+                    .iter()
+                    .map(|fi| fn_barriers.get(fi).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0),
+                live_funcs
+                    .iter()
+                    .fold(0, |acc, fi| acc | fn_flags.get(fi).copied().unwrap_or(0)),
+            ),
+            _ => (0, 0),
         }
     };
     let lone_kernel = lone_barriers_all(&live_funcs, live);
@@ -982,9 +1038,14 @@ pub(crate) fn build(
             }
         }
         if regcount.contains_key(&ksym) {
-            raised_regs.insert(ksym, t.regs);
+            raised_regs.insert(ksym, t.reach.regs);
         }
-        let barriers = t.barriers.max(lone_barriers);
+        let own_flags = fn_flags.get(&fi).copied().unwrap_or(0);
+        let added = (t.reach.flags | lone_flags) & !own_flags;
+        if added != 0 {
+            kernel_flags.insert(fi, added);
+        }
+        let barriers = t.reach.barriers.max(lone_barriers);
         if barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
             kernel_barriers.insert(fi, barriers);
         }
@@ -1112,6 +1173,12 @@ pub(crate) fn build(
         }
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
             tail.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
+        }
+        let added = kernel_flags.get(&fi).copied().unwrap_or(0);
+        for (i, &attr) in TREE_FLAGS.iter().enumerate() {
+            if added & (1 << i) != 0 {
+                tail.push(OwnedRecord::nval(attr));
+            }
         }
         tail.extend(super::blackwell::bindless_bank_records(plan, func));
         if !has_isa {
