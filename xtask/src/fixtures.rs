@@ -10,6 +10,7 @@
 //! expect: ok              # or: error
 //! options: -foo           # optional extra nvlink options, before the inputs
 //! build: -G                # optional extra ptxas/nvcc options for the inputs
+//! variant: a              # optional: every arch as `sm_NNa` (or `f`)
 //! ```
 //!
 //! Sources are `<stem>.ptx` (with the literal `.target SMXX`, replaced per arch)
@@ -50,6 +51,15 @@ pub struct Case {
     /// Extra compiler options for building the inputs (`build: -G`), passed
     /// to ptxas or nvcc.
     pub build: Vec<String>,
+    /// Arch variant suffix of every target and object (`variant: a`: sm_100a).
+    pub variant: String,
+}
+
+impl Case {
+    /// The arch name of `sm` for this case (`sm_100`, or `sm_100a` with `variant: a`).
+    pub fn sm(&self, sm: u32) -> String {
+        format!("sm_{sm}{}", self.variant)
+    }
 }
 
 /// How a source stem is built.
@@ -88,7 +98,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         let k = k.trim();
         if !matches!(
             k,
-            "archs" | "inputs" | "expect" | "options" | "build" | "description"
+            "archs" | "inputs" | "expect" | "options" | "build" | "description" | "variant"
         ) {
             return Err(format!("{}:{}: unknown key `{k}`", path.display(), i + 1));
         }
@@ -131,6 +141,12 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         .get("build")
         .map(|o| o.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
+    let variant = fields.get("variant").cloned().unwrap_or_default();
+    if !matches!(variant.as_str(), "" | "a" | "f") {
+        return Err(format!(
+            "{what}: variant must be `a` or `f`, not `{variant}`"
+        ));
+    }
     if get("description")?.is_empty() {
         return Err(format!("{what}: empty `description:`"));
     }
@@ -150,6 +166,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         expect_ok,
         options,
         build,
+        variant,
     })
 }
 
@@ -179,10 +196,12 @@ enum FileClass {
     Stray,
 }
 
-/// `x.sm_NN` → true.
+/// `x.sm_NN` (or `x.sm_NNa`, `x.sm_NNf`) → true.
 fn has_sm_suffix(base: &str) -> bool {
-    base.rsplit_once(".sm_")
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    base.rsplit_once(".sm_").is_some_and(|(_, n)| {
+        let digits = n.strip_suffix(['a', 'f']).unwrap_or(n);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 fn classify(name: &str) -> FileClass {
@@ -216,7 +235,7 @@ fn source_of(case: &Case, stem: &str) -> Result<(PathBuf, SourceKind), String> {
     }
 }
 
-/// Object file name of `stem` built for `sm`.
+/// Object file name of `stem` built for `sm` (`sm_NN`, no variant).
 pub fn object_name(stem: &str, sm: u32) -> String {
     format!("{stem}.sm_{sm}.o")
 }
@@ -238,19 +257,20 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
         .collect();
     for (stem, sm) in &builds {
         let (src, kind) = source_of(case, stem)?;
-        let obj = object_name(stem, *sm);
+        let arch = case.sm(*sm);
+        let obj = format!("{stem}.{arch}.o");
         let text = std::fs::read_to_string(&src).map_err(|e| io_err("read", &src, e))?;
         let mut cmd = match kind {
             SourceKind::Ptx => {
                 if !text.contains(".target SMXX") {
                     return Err(format!("{}: missing `.target SMXX`", src.display()));
                 }
-                let ptx = format!("{stem}.sm_{sm}.ptx");
-                let body = text.replace(".target SMXX", &format!(".target sm_{sm}"));
+                let ptx = format!("{stem}.{arch}.ptx");
+                let body = text.replace(".target SMXX", &format!(".target {arch}"));
                 std::fs::write(w.join(&ptx), body)
                     .map_err(|e| io_err("write", &w.join(&ptx), e))?;
                 let mut c = Command::new(tools.join("ptxas"));
-                c.arg(format!("-arch=sm_{sm}"))
+                c.arg(format!("-arch={arch}"))
                     .args(&case.build)
                     .arg("-c")
                     .arg(&ptx);
@@ -259,7 +279,7 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
             SourceKind::Cu => {
                 let cu = format!("{stem}.cu");
                 std::fs::write(w.join(&cu), &text).map_err(|e| io_err("write", &w.join(&cu), e))?;
-                let mut c = crate::nv_tools::nvcc_command(tools, *sm);
+                let mut c = crate::nv_tools::nvcc_command(tools, format!("{sm}{}", case.variant));
                 c.args(&case.build).arg(&cu);
                 c
             }
@@ -280,13 +300,14 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
     }
     let mut outcomes = Vec::new();
     for &sm in &case.archs {
-        let cubin = format!("nvlink.sm_{sm}.cubin");
+        let arch = case.sm(sm);
+        let cubin = format!("nvlink.{arch}.cubin");
         let mut cmd = Command::new(tools.join("nvlink"));
         cmd.current_dir(w)
-            .arg(format!("-arch=sm_{sm}"))
+            .arg(format!("-arch={arch}"))
             .args(&case.options);
         for (stem, pin) in &case.inputs {
-            cmd.arg(object_name(stem, pin.unwrap_or(sm)));
+            cmd.arg(format!("{stem}.{}.o", case.sm(pin.unwrap_or(sm))));
         }
         cmd.arg("-o").arg(&cubin);
         let o = output(&mut cmd)?;
@@ -305,7 +326,7 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
             copy(&w.join(&cubin), &out.join(&cubin))?;
             produced.push(cubin);
         } else {
-            let err = format!("nvlink.sm_{sm}.err");
+            let err = format!("nvlink.{arch}.err");
             let text = format!("exit: {code}\n{stderr}");
             std::fs::write(out.join(&err), text)
                 .map_err(|e| io_err("write", &out.join(&err), e))?;
@@ -532,6 +553,8 @@ mod tests {
         assert_eq!(classify("a.ptx"), FileClass::Source);
         assert_eq!(classify("a.cu"), FileClass::Source);
         assert_eq!(classify("a.sm_90.o"), FileClass::Generated);
+        assert_eq!(classify("a.sm_100a.o"), FileClass::Generated);
+        assert_eq!(classify("nvlink.sm_100a.cubin"), FileClass::Generated);
         assert_eq!(classify("nvlink.sm_90.cubin"), FileClass::Generated);
         assert_eq!(classify("nvlink.sm_75.err"), FileClass::Generated);
         assert_eq!(classify("a.sm_90.ptx"), FileClass::Stray);

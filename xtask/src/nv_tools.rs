@@ -226,7 +226,7 @@ pub fn check_versions(bin: &Path) -> Result<(), String> {
 }
 
 /// The nvcc command producing an ET_REL cubin for `sm` from a `.cu` file.
-pub fn nvcc_command(bin: &Path, sm: u32) -> Command {
+pub fn nvcc_command(bin: &Path, sm: impl std::fmt::Display) -> Command {
     let mut cmd = Command::new(bin.join("nvcc"));
     if let Some(cc) = std::env::var_os("CULINK_NVCC_CCBIN").filter(|c| !c.is_empty()) {
         cmd.arg("-ccbin").arg(cc);

@@ -113,6 +113,8 @@ pub const SHT_CUDA_SHARED_RESERVED: u32 = 0x7000_0015;
 pub const SHT_CUDA_CAPMERC_TEXT: u32 = 0x7000_0016;
 /// `.nv.constant0` .. `.nv.constant17` in relocatable objects: `SHT_CUDA_CONSTANT0 + bank`.
 pub const SHT_CUDA_CONSTANT0: u32 = 0x7000_0064;
+/// `.nv.constant2.<fn>`: one function's constant bank 2 (ptxas' jump tables).
+pub const SHT_CUDA_CONSTANT2: u32 = SHT_CUDA_CONSTANT0 + 2;
 /// `.nv.constant3` (module constants).
 pub const SHT_CUDA_CONSTANT3: u32 = SHT_CUDA_CONSTANT0 + 3;
 /// Last constant bank type (`.nv.constant17`).
@@ -121,6 +123,9 @@ pub const SHT_CUDA_CONSTANT17: u32 = SHT_CUDA_CONSTANT0 + 17;
 pub const SHT_CUDA_MERC_RELA: u32 = 0x7000_0082;
 /// `.nv.merc.nv.info*`: Mercury EIATTR streams.
 pub const SHT_CUDA_MERC_INFO: u32 = 0x7000_0083;
+/// `.nv.merc.nv.constant.optimizer.*`: the Mercury twin of a function's
+/// constant bank 2 (`.nv.constant2.*`: ptxas' jump tables, `*.const_opt.*`).
+pub const SHT_CUDA_MERC_CONST_OPT: u32 = 0x7000_0084;
 /// `.nv.merc.symtab`: the Mercury symbol table.
 pub const SHT_CUDA_MERC_SYMTAB: u32 = 0x7000_0085;
 /// `.nv.compat`: EICOMPAT attribute stream.
@@ -181,6 +186,7 @@ pub fn section_type_name(sh_type: u32) -> String {
         SHT_CUDA_CAPMERC_TEXT => "CUDA_CAPMERC_TEXT",
         SHT_CUDA_MERC_RELA => "CUDA_MERC_RELA",
         SHT_CUDA_MERC_INFO => "CUDA_MERC_INFO",
+        SHT_CUDA_MERC_CONST_OPT => "CUDA_MERC_CONST_OPT",
         SHT_CUDA_MERC_SYMTAB => "CUDA_MERC_SYMTAB",
         SHT_CUDA_COMPAT => "CUDA_COMPAT",
         t if (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&t) => {

@@ -172,6 +172,12 @@ pub(crate) struct Mercury<'d> {
     /// Section symbols of sections the linker rebuilds (notes, call graph), by
     /// name → main output symbol index.
     meta_syms: HashMap<String, u32>,
+    /// `.nv.merc.nv.constant.optimizer.*` input sections placed in more than
+    /// one output section (a function's jump tables in the bank of every
+    /// kernel reaching it): the placements beyond `plan.placement`'s.
+    extra_placements: HashMap<(FileId, u32), Vec<Placement>>,
+    /// Output bank-2 section (`.nv.constant2.<k>`) → its Mercury twin.
+    const_opt_twin: HashMap<OutSecId, OutSecId>,
 }
 
 /// The SASS-side section an input's Mercury section shares its bytes with
@@ -315,6 +321,7 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        let mut const_opt: Vec<(FileId, u32)> = Vec::new();
         for f in files {
             let fid = f.id.0 as usize;
             if m.syms[fid].is_empty() {
@@ -323,6 +330,10 @@ impl<'d> Mercury<'d> {
             for s in f.cubin.sections.iter().filter(|s| is_merc(s)) {
                 match s.sh_type {
                     SHT_CUDA_MERC_SYMTAB | SHT_CUDA_MERC_RELA | SHT_CUDA_MERC_INFO => continue,
+                    // Placed after the capsules (their sh_info names one).
+                    SHT_CUDA_MERC_CONST_OPT if !plan.relocatable => {
+                        const_opt.push((f.id, s.index));
+                    }
                     SHT_CUDA_CAPMERC_TEXT => {
                         // The function: .symtab twin of the capsule's sh_info symbol.
                         let Some(text) = f
@@ -390,7 +401,7 @@ impl<'d> Mercury<'d> {
                         // Reserved shared memory mirrors its SASS twin's
                         // layout, less the reserved offset the SASS side
                         // starts from (nvlink: 0x80 here for 0xc0 there).
-                        if s.sh_type == SHT_CUDA_SHARED_RESERVED && !plan.relocatable {
+                        if s.sh_type == SHT_CUDA_SHARED_RESERVED {
                             let twin = s.name.strip_prefix(".nv.merc").and_then(|n| {
                                 f.cubin.sections.iter().find(|t| !is_merc(t) && t.name == n)
                             });
@@ -460,11 +471,123 @@ impl<'d> Mercury<'d> {
                             });
                         }
                         plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset });
+                        if s.sh_type == SHT_CUDA_MERC_CONST_OPT {
+                            // `-r`: one per function, as its bank 2.
+                            if let Some(c) = plan.placement[fid][s.info as usize] {
+                                plan.sec_mut(id).info = InfoTo::Section(c.out);
+                            }
+                        }
                     }
                 }
             }
         }
+        m.place_const_opt(files, plan, &const_opt);
         Ok(m)
+    }
+
+    /// The Mercury twins of the constant banks 2 (`.nv.constant2.<fn>`, whose
+    /// jump tables the Mercury code reads from
+    /// `.nv.merc.nv.constant.optimizer.<fn>`), laid out as the SASS banks are
+    /// (measured, fixture `jump_tables`): nvlink gives each kernel one
+    /// section, `.nv.merc.nv.constant.optimizer.<k>`, the size of its
+    /// `.nv.constant2.<k>`, holding each function's table at the offset its
+    /// bank 2 has there (so a function reached by two kernels is in both,
+    /// with its relocations), `sh_info` the kernel's capsule; the functions
+    /// keep none of their own. A function whose bank has no output place
+    /// (dead) loses its twin.
+    fn place_const_opt(
+        &mut self,
+        files: &[InputFile<'d>],
+        plan: &mut Plan,
+        list: &[(FileId, u32)],
+    ) {
+        if list.is_empty() {
+            return;
+        }
+        // Where each input bank 2 landed: (output bank, offset), in section order.
+        let mut banks: HashMap<(FileId, u32), Vec<(OutSecId, u64)>> = HashMap::default();
+        for (i, o) in plan.sections.iter().enumerate() {
+            if !o.name.starts_with(".nv.constant2.") {
+                continue;
+            }
+            if let Body::Pieces(p) = &o.body {
+                for piece in p {
+                    banks
+                        .entry((piece.file, piece.section))
+                        .or_default()
+                        .push((OutSecId(i as u32), piece.offset));
+                }
+            }
+        }
+        // Output `.text` → output capsule.
+        let capsule_of: HashMap<OutSecId, OutSecId> =
+            self.texts.iter().map(|t| (t.3, t.2)).collect();
+        for &(file, index) in list {
+            let f = &files[file.0 as usize];
+            let s = &f.cubin.sections[index as usize];
+            // The function: the capsule's (sh_info) symbol's section.
+            let text = f
+                .cubin
+                .sections
+                .get(s.info as usize)
+                .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
+                .and_then(|c| f.cubin.symbols.get(c.info as usize))
+                .and_then(|sym| sym.section());
+            let bank = text.and_then(|t| {
+                f.cubin
+                    .sections
+                    .iter()
+                    .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == t)
+            });
+            let Some(places) = bank.and_then(|b| banks.get(&(file, b.index))) else {
+                continue; // dead, or no bank to mirror
+            };
+            let primary = bank.and_then(|b| plan.placement[file.0 as usize][b.index as usize]);
+            for &(sass, offset) in places {
+                let id = match self.const_opt_twin.get(&sass) {
+                    Some(&id) => id,
+                    None => {
+                        let out = plan.sec(sass);
+                        let name = out.name.strip_prefix(".nv.constant2.").unwrap_or(&out.name);
+                        let info = match out.info {
+                            InfoTo::Section(t) => capsule_of.get(&t).copied(),
+                            _ => None,
+                        };
+                        let (size, align) = (out.size, out.align);
+                        let mut o = OutSection::new(
+                            format!(".nv.merc.nv.constant.optimizer.{name}"),
+                            s.sh_type,
+                            Role::Mercury(group::DATA),
+                        );
+                        o.flags = s.flags;
+                        o.entsize = s.entsize;
+                        o.align = align;
+                        o.size = size;
+                        o.info = info.map_or(InfoTo::Raw(0), InfoTo::Section);
+                        o.body = Body::Pieces(super::sections::Pieces::default());
+                        let id = plan.add(o);
+                        self.const_opt_twin.insert(sass, id);
+                        id
+                    }
+                };
+                if let Body::Pieces(p) = &mut plan.sec_mut(id).body {
+                    p.push(super::sections::Piece {
+                        file,
+                        section: index,
+                        offset,
+                    });
+                }
+                let place = Placement { out: id, offset };
+                if primary.is_some_and(|p| p.out == sass) {
+                    plan.placement[file.0 as usize][index as usize] = Some(place);
+                } else {
+                    self.extra_placements
+                        .entry((file, index))
+                        .or_default()
+                        .push(place);
+                }
+            }
+        }
     }
 
     /// Phase 5: decides every Mercury relocation (resolved, dropped or kept),
@@ -523,6 +646,7 @@ impl<'d> Mercury<'d> {
                     relocs.retain(|r| !super::live::in_ranges(&dropped, r.0));
                 }
                 relocs.sort_by_key(|r| r.0);
+                let kept_from = self.kept.len();
                 for (offset, rtype, si, addend) in relocs {
                     if rm::describe_mercury(rtype).is_none() {
                         return Err(Error::malformed(format!(
@@ -808,6 +932,21 @@ impl<'d> Mercury<'d> {
                         continue;
                     }
                     self.kept.push(keep(MTarget::Input(def), addend));
+                }
+                // A jump table in several kernels' banks: its kept
+                // relocations in each (`place_const_opt`).
+                if let Some(extra) = self.extra_placements.get(&(f.id, rs.info)) {
+                    let copies: Vec<Kept> = extra
+                        .iter()
+                        .flat_map(|p| {
+                            self.kept[kept_from..].iter().map(move |k| Kept {
+                                target: p.out,
+                                offset: k.offset - tp.offset + p.offset,
+                                ..*k
+                            })
+                        })
+                        .collect();
+                    self.kept.extend(copies);
                 }
                 if !operands.is_empty() {
                     write_capsule_operands(f, rs.info, operands, plan);
@@ -1266,7 +1405,31 @@ impl<'d> Mercury<'d> {
                 }
             }
             self.main_to_merc[j] = idx;
-            let name_off = intern(&mut strtab, &mut str_off, ms.name.into());
+            // A kernel's jump-table section holds other functions' tables
+            // too: its section symbol is named after it, whichever input's
+            // symbol stands for it (`place_const_opt`).
+            // A `-r` renames the tables' own symbols (symtab.rs): as the
+            // `.symtab` twin.
+            let name: std::borrow::Cow<'_, str> = match out_sec {
+                Some(o) if plan.sec(o).sh_type == SHT_CUDA_MERC_CONST_OPT => {
+                    if ms.info & 0xf == STT_SECTION {
+                        plan.sec(o).name.replacen(".nv.merc", "", 1).into()
+                    } else if plan.relocatable {
+                        let at = u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")) as usize;
+                        main_strtab
+                            .get(at..)
+                            .and_then(|b| b.split(|&c| c == 0).next())
+                            .and_then(|b| std::str::from_utf8(b).ok())
+                            .unwrap_or(ms.name)
+                            .to_string()
+                            .into()
+                    } else {
+                        ms.name.into()
+                    }
+                }
+                _ => ms.name.into(),
+            };
+            let name_off = intern(&mut strtab, &mut str_off, name);
             out.extend_from_slice(&name_off.to_le_bytes());
             out.push((m_info & 0xf0) | ty);
             out.push(ms.other);
@@ -1384,12 +1547,16 @@ impl<'d> Mercury<'d> {
             s.body = Body::Bytes(bytes);
         }
         // Call-tree records the SASS side recomputed, per function.
-        const FROM_MAIN: [EiAttr; 5] = [
+        const FROM_MAIN: [EiAttr; 9] = [
+            EiAttr::EIATTR_VRC_CTA_INIT_COUNT,
+            EiAttr::EIATTR_AT_ENTRY_FRAGMENTS,
             EiAttr::EIATTR_EXTERNS,
             EiAttr::EIATTR_NUM_BARRIERS,
             EiAttr::EIATTR_NUM_MBARRIERS,
             EiAttr::EIATTR_CTAIDZ_USED,
             EiAttr::EIATTR_RESERVED_SMEM_USED,
+            EiAttr::EIATTR_TCGEN05_1CTA_USED,
+            EiAttr::EIATTR_TCGEN05_2CTA_USED,
         ];
         let main_fn_info: HashMap<u32, Vec<u8>> = plan
             .sections

@@ -238,19 +238,29 @@ fn lone_barriers_all(live_funcs: &[u32], live: &Live) -> bool {
 /// Measured with nvlink 13.0.88 (fixture `cu_mbarriers`): f1 = 1, f2 = 2; a
 /// kernel calling both gives 3, one with its own 1 calling f1 gives 2, one
 /// calling f1 twice and through two helpers f1 and f2 gives 3; callers that
-/// are not kernels keep their own values.
-fn kernel_mbarriers(kernel: u32, tree: &[Vec<u32>], counts: &HashMap<u32, u16>, lone: bool) -> u16 {
+/// are not kernels keep their own values. `None` when no function of the
+/// tree has the record; a record of 0 counts (a kernel reaching tcgen05 code
+/// whose `EIATTR_NUM_MBARRIERS` is 0 gets 0: fixture `tcgen05_callee`).
+fn kernel_mbarriers(
+    kernel: u32,
+    tree: &[Vec<u32>],
+    counts: &HashMap<u32, u16>,
+    lone: bool,
+) -> Option<u16> {
     if lone {
-        return counts.values().fold(0u16, |s, &v| s.saturating_add(v));
+        return (!counts.is_empty())
+            .then(|| counts.values().fold(0u16, |s, &v| s.saturating_add(v)));
     }
     let mut seen: HashSet<u32> = HashSet::default();
     let mut stack = vec![kernel];
-    let mut sum = 0u16;
+    let mut sum = None::<u16>;
     while let Some(f) = stack.pop() {
         if !seen.insert(f) {
             continue;
         }
-        sum = sum.saturating_add(counts.get(&f).copied().unwrap_or(0));
+        if let Some(&v) = counts.get(&f) {
+            sum = Some(sum.unwrap_or(0).saturating_add(v));
+        }
         stack.extend(
             tree[f as usize]
                 .iter()
@@ -268,12 +278,15 @@ const RECURSIVE: &str = "is recursive";
 /// call tree reaches a function that has one (measured, fixtures
 /// `ctaidz_callee`, `ctaidz_lone`, `reserved_smem_callee`): ptxas writes
 /// `EIATTR_CTAIDZ_USED` for a `%ctaid.z` read (before sm_90) and
-/// `EIATTR_RESERVED_SMEM_USED` for a `%reserved_smem_*` read. Not
-/// propagated (measured): `EIATTR_WMMA_USED`. Bit `i` of [`Reach::flags`]
-/// is entry `i`.
-const TREE_FLAGS: [EiAttr; 2] = [
+/// `EIATTR_RESERVED_SMEM_USED` for a `%reserved_smem_*` read (and tcgen05
+/// code), `EIATTR_TCGEN05_1CTA_USED` / `_2CTA_USED` for `tcgen05.*` of
+/// `cta_group::1` / `::2` (sm_100a). Not propagated (measured):
+/// `EIATTR_WMMA_USED`. Bit `i` of [`Reach::flags`] is entry `i`.
+const TREE_FLAGS: [EiAttr; 4] = [
     EiAttr::EIATTR_CTAIDZ_USED,
     EiAttr::EIATTR_RESERVED_SMEM_USED,
+    EiAttr::EIATTR_TCGEN05_1CTA_USED,
+    EiAttr::EIATTR_TCGEN05_2CTA_USED,
 ];
 
 /// The [`TREE_FLAGS`] bit of `attr`, if it is one.
@@ -288,6 +301,11 @@ struct Reach {
     regs: u32,
     barriers: u8,
     flags: u8,
+    /// `EIATTR_AT_ENTRY_FRAGMENTS` (tcgen05 code at sm_100a: 6 for
+    /// `cta_group::1`, 7 for `::2`), or-ed.
+    fragments: u32,
+    /// `EIATTR_VRC_CTA_INIT_COUNT` (0x80 with tcgen05 code), the maximum.
+    vrc: u32,
 }
 
 impl Reach {
@@ -297,9 +315,15 @@ impl Reach {
             regs: self.regs.max(o.regs),
             barriers: self.barriers.max(o.barriers),
             flags: self.flags | o.flags,
+            fragments: self.fragments | o.fragments,
+            vrc: self.vrc.max(o.vrc),
         }
     }
 }
+
+/// Bit of `EIATTR_TCGEN05_1CTA_USED` / `_2CTA_USED` in [`Reach::flags`].
+const TCGEN05_1CTA: u8 = 1 << 2;
+const TCGEN05_2CTA: u8 = 1 << 3;
 
 /// What a function's call tree implies: deepest stack, what it reaches uses
 /// ([`Reach`]), and why the stack size is unknowable (if it is).
@@ -855,7 +879,7 @@ pub(crate) fn build(
         u32,
         Option<u8>,
         Option<u16>,
-        u8,
+        (u8, u32, Option<u32>),
         Option<(Vec<u32>, Vec<u32>)>,
     );
     let facts_of = |(&fi, &id): (&u32, &OutSecId)| -> Result<FnFacts> {
@@ -864,6 +888,8 @@ pub(crate) fn build(
         let mut barriers = None;
         let mut mbarriers = None;
         let mut flags = 0u8;
+        let mut fragments = 0u32;
+        let mut vrc = None;
         let mut externs = None;
         // Defined entries of every EXTERNS record (a later record replaces
         // the function's own list, as a map insert would).
@@ -882,6 +908,10 @@ pub(crate) fn build(
                     }
                 } else if let Some(bit) = tree_flag(rec.attr) {
                     flags |= bit;
+                } else if rec.attr == EiAttr::EIATTR_AT_ENTRY_FRAGMENTS {
+                    fragments |= rec.int_value().unwrap_or(0);
+                } else if rec.attr == EiAttr::EIATTR_VRC_CTA_INIT_COUNT {
+                    vrc = rec.int_value();
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
                     for w in rec.words().unwrap_or_default() {
@@ -904,7 +934,7 @@ pub(crate) fn build(
             fi,
             barriers,
             mbarriers,
-            flags,
+            (flags, fragments, vrc),
             externs.map(|own| (own, defined)),
         ))
     };
@@ -917,13 +947,21 @@ pub(crate) fn build(
     let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
     let mut fn_mbarriers: HashMap<u32, u16> = HashMap::default();
     let mut fn_flags: HashMap<u32, u8> = HashMap::default();
+    let mut fn_fragments: HashMap<u32, u32> = HashMap::default();
+    let mut fn_vrc: HashMap<u32, u32> = HashMap::default();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
     for r in fn_facts {
-        let (fi, barriers, mbarriers, flags, externs) = r.map_err(|e| *e)?;
+        let (fi, barriers, mbarriers, (flags, fragments, vrc), externs) = r.map_err(|e| *e)?;
+        if let Some(v) = vrc {
+            fn_vrc.insert(fi, v);
+        }
         if flags != 0 {
             fn_flags.insert(fi, flags);
+        }
+        if fragments != 0 {
+            fn_fragments.insert(fi, fragments);
         }
         if let Some(v) = barriers {
             fn_barriers.insert(fi, v);
@@ -982,6 +1020,19 @@ pub(crate) fn build(
     // The TREE_FLAGS a kernel lacks itself but reaches (libnvshmem_device's
     // sm_75-89 kernels get EIATTR_CTAIDZ_USED so).
     let mut kernel_flags: HashMap<u32, u8> = HashMap::default();
+    // A kernel's `EIATTR_AT_ENTRY_FRAGMENTS`: those of its whole call tree,
+    // which nvlink moves there from the device functions (measured, fixture
+    // `tcgen05_callee`).
+    let mut kernel_fragments: HashMap<u32, u32> = HashMap::default();
+    // A kernel's `EIATTR_VRC_CTA_INIT_COUNT` raised to its call tree's
+    // maximum, but only in a link of two or more kernels: a lone kernel
+    // keeps its own (measured, fixture `tcgen05_callee` and `tcgen05_lone`).
+    let mut kernel_vrc: HashMap<u32, u32> = HashMap::default();
+    let several_kernels = live_funcs
+        .iter()
+        .filter(|&&fi| live.funcs[fi as usize].is_kernel)
+        .nth(1)
+        .is_some();
     let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
@@ -990,6 +1041,8 @@ pub(crate) fn build(
                 regs: regcount.get(&sym).copied().unwrap_or(0),
                 barriers: fn_barriers.get(&fi).copied().unwrap_or(0),
                 flags: fn_flags.get(&fi).copied().unwrap_or(0),
+                fragments: fn_fragments.get(&fi).copied().unwrap_or(0),
+                vrc: fn_vrc.get(&fi).copied().unwrap_or(0),
             },
         )
     });
@@ -997,7 +1050,7 @@ pub(crate) fn build(
     // no kernel reaches (kept because their address is taken): measured,
     // fixtures `shared_unreached_lone`, `ctaidz_lone` (with two kernels
     // neither does: `ctaidz_callee`).
-    let (lone_barriers, lone_flags) = {
+    let (lone_barriers, lone_flags, lone_fragments) = {
         let mut kernels = live_funcs
             .iter()
             .filter(|&&fi| live.funcs[fi as usize].is_kernel);
@@ -1011,8 +1064,11 @@ pub(crate) fn build(
                 live_funcs
                     .iter()
                     .fold(0, |acc, fi| acc | fn_flags.get(fi).copied().unwrap_or(0)),
+                live_funcs.iter().fold(0, |acc, fi| {
+                    acc | fn_fragments.get(fi).copied().unwrap_or(0)
+                }),
             ),
-            _ => (0, 0),
+            _ => (0, 0, 0),
         }
     };
     let lone_kernel = lone_barriers_all(&live_funcs, live);
@@ -1041,9 +1097,31 @@ pub(crate) fn build(
             raised_regs.insert(ksym, t.reach.regs);
         }
         let own_flags = fn_flags.get(&fi).copied().unwrap_or(0);
-        let added = (t.reach.flags | lone_flags) & !own_flags;
+        let all_flags = t.reach.flags | lone_flags;
+        let added = all_flags & !own_flags;
         if added != 0 {
             kernel_flags.insert(fi, added);
+        }
+        if all_flags & (TCGEN05_1CTA | TCGEN05_2CTA) == TCGEN05_1CTA | TCGEN05_2CTA {
+            // nvlink's check, on the kernel's call tree (measured).
+            diags.error(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "Function '{}' uses single CTA(.cta_group::1) and CTA pair granularity(.cta_group::2) and that is not allowed.",
+                    files[func.key.file.0 as usize].cubin.symbols[func.sym as usize].name
+                ),
+            ));
+        }
+        let fragments = t.reach.fragments | lone_fragments;
+        if fragments != 0 {
+            kernel_fragments.insert(fi, fragments);
+        }
+        if several_kernels {
+            if let Some(&own) = fn_vrc.get(&fi) {
+                if t.reach.vrc > own {
+                    kernel_vrc.insert(fi, t.reach.vrc);
+                }
+            }
         }
         let barriers = t.reach.barriers.max(lone_barriers);
         if barriers > fn_barriers.get(&fi).copied().unwrap_or(0) {
@@ -1051,8 +1129,8 @@ pub(crate) fn build(
         }
         if !fn_mbarriers.is_empty() {
             let mbars = kernel_mbarriers(fi, &tree, &fn_mbarriers, lone_kernel);
-            if mbars != fn_mbarriers.get(&fi).copied().unwrap_or(0) {
-                kernel_mbars.insert(fi, mbars);
+            if let Some(m) = mbars.filter(|&m| fn_mbarriers.get(&fi) != Some(&m)) {
+                kernel_mbars.insert(fi, m);
             }
         }
         if !live.host_unused.get(fi as usize).copied().unwrap_or(false) {
@@ -1122,6 +1200,8 @@ pub(crate) fn build(
         let mut has_bar = false;
         let mut has_mbar = false;
         let mut has_isa = false;
+        let mut has_fragments = false;
+        let fragments = kernel_fragments.get(&fi).copied();
         let recursive = recursive_kernels.contains(&fi);
         for rec in eiattr::Iter::<EiAttr>::new(s.data) {
             let rec = rec.map_err(at)?;
@@ -1133,7 +1213,31 @@ pub(crate) fn build(
                 EiAttr::EIATTR_NUM_BARRIERS => has_bar = true,
                 EiAttr::EIATTR_NUM_MBARRIERS => has_mbar = true,
                 EiAttr::EIATTR_MERCURY_ISA_VERSION => has_isa = true,
+                // Moved to the kernels reaching the function (final links).
+                EiAttr::EIATTR_AT_ENTRY_FRAGMENTS if !plan.relocatable => {
+                    if let Some(v) = fragments.filter(|_| !has_fragments) {
+                        has_fragments = true;
+                        OwnedRecord::words(EiAttr::EIATTR_AT_ENTRY_FRAGMENTS, &[v])
+                            .encode(&mut bytes)
+                            .map_err(at)?;
+                    }
+                    continue;
+                }
                 _ => {}
+            }
+            if rec.attr == EiAttr::EIATTR_VRC_CTA_INIT_COUNT {
+                if let Some(&v) = kernel_vrc.get(&fi) {
+                    let mut owned = rec.to_owned_record();
+                    owned.value = match owned.value {
+                        OwnedValue::Byte(_) => OwnedValue::Byte(u8::try_from(v).unwrap_or(u8::MAX)),
+                        OwnedValue::Half(_) => {
+                            OwnedValue::Half(u16::try_from(v).unwrap_or(u16::MAX))
+                        }
+                        _ => OwnedValue::Bytes(v.to_le_bytes().to_vec()),
+                    };
+                    owned.encode(&mut bytes).map_err(at)?;
+                    continue;
+                }
             }
             match rec.symbol_fields() {
                 SymFields::None => match kernel_barriers.get(&fi) {
@@ -1173,6 +1277,9 @@ pub(crate) fn build(
         }
         if let Some(list) = externs.get(&fi).filter(|l| !l.is_empty()) {
             tail.push(OwnedRecord::words(EiAttr::EIATTR_EXTERNS, list));
+        }
+        if let Some(v) = fragments.filter(|_| !has_fragments) {
+            tail.push(OwnedRecord::words(EiAttr::EIATTR_AT_ENTRY_FRAGMENTS, &[v]));
         }
         let added = kernel_flags.get(&fi).copied().unwrap_or(0);
         for (i, &attr) in TREE_FLAGS.iter().enumerate() {

@@ -647,6 +647,14 @@ fn classify_file<'d>(
             } else if non_alloc && linker_may {
                 patch_bank(sym_offset.wrapping_add(r.addend as u64), None);
                 preserve(&mut items, at, sym_target, resolved_addend);
+            } else if dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !plan.relocatable && linker_may {
+                // Reserved shared memory (`__nv_reservedSMEM_tcgen05_partition`
+                // of tcgen05 code at sm_100a): its offset in the reserved
+                // window, the symbol's output value (its `st_value` is its
+                // alignment), as nvlink resolves it (measured, fixture
+                // `tcgen05_callee`).
+                patch_bank(dplace.offset.wrapping_add(r.addend as u64), None);
+                preserve(&mut items, at, sym_target, resolved_addend);
             } else if desc.class == ResolverClass::Linker {
                 items.push(Item::Error(Box::new(
                     Error::new(

@@ -159,7 +159,10 @@ pub(crate) enum Role {
     Prototype,
     RelAction,
     Reloc,
+    /// Module constant banks (`.nv.constant3`, ...) and a function's banks
+    /// other than its parameters (`.nv.constant2.<fn>`).
     ConstBank,
+    /// A function's parameter bank (`.nv.constant0.<fn>`).
     Const0,
     Text,
     Data,
@@ -358,7 +361,10 @@ impl Plan {
 /// already lands on the earlier copy), the first from the reserved offset
 /// the input's `.nv.reservedSmem.offset0` gives (0x40: the section is 0xc0,
 /// the variable at 0x40, for one to three objects). The variables' `st_value`
-/// is their alignment, as for `.nv.shared.*`.
+/// is their alignment, as for `.nv.shared.*`. nvlink -r keeps each variable
+/// once too, from offset 0 (measured: two sm_100a objects with tcgen05 code,
+/// each defining the weak `__nv_reservedSMEM_tcgen05_partition`, give a
+/// 0x20-byte section; fixture `tcgen05_callee_r`).
 fn place_reserved_shared<'d>(
     plan: &mut Plan,
     f: &'d InputFile<'d>,
@@ -395,6 +401,7 @@ fn place_reserved_shared<'d>(
                 .symbols
                 .iter()
                 .find(|y| y.shndx == SHN_UNDEF && y.name == ".nv.reservedSmem.offset0")
+                .filter(|_| !plan.relocatable)
                 .map_or(0, |y| y.value);
             plan.sec_mut(id).size = base;
             plan.reserved_base.push((id, base));
@@ -480,7 +487,11 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
     if s.flags & SHF_EXECINSTR != 0 {
         Role::Text
     } else if (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&s.sh_type) {
-        if owned {
+        // A function's parameter bank; its other banks (bank 2: jump tables,
+        // constants) are laid out as the module's banks, before the code
+        // (nvlink's order and segments; nvlink crashes reading a Blackwell
+        // `-r` object whose banks 2 are not contiguous).
+        if owned && s.sh_type == SHT_CUDA_CONSTANT0 {
             Role::Const0
         } else {
             Role::ConstBank
@@ -512,9 +523,6 @@ pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
         o.section_symbol = true;
     }
 }
-
-/// `.nv.constant2.<fn>`: ptxas' constant bank 2 of one function (sm_75-89).
-const SHT_CUDA_CONSTANT2: u32 = SHT_CUDA_CONSTANT0 + 2;
 
 /// For each live non-kernel function with a constant bank 2 section, the live
 /// kernels whose call tree ([`Live::call_tree`]) reaches it (none listed:
@@ -883,7 +891,7 @@ pub(crate) fn plan(
                     }
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
-            } else if s.sh_type == SHT_CUDA_SHARED_RESERVED && !relocatable {
+            } else if s.sh_type == SHT_CUDA_SHARED_RESERVED {
                 place_reserved_shared(
                     &mut plan,
                     f,

@@ -193,6 +193,8 @@ pub(crate) fn build<'a>(
         let mut out = Vec::new();
         // Position in `out` of each input symbol, NO_LOCAL when not kept.
         let mut map = vec![NO_LOCAL; f.cubin.symbols.len()];
+        // Jump-table symbols renamed by a Blackwell `-r` so far (see below).
+        let mut jump_tables = 0u32;
         for (i, sym) in f.cubin.symbols.iter().enumerate() {
             if i == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE
             {
@@ -247,8 +249,24 @@ pub(crate) fn build<'a>(
                 (None, None) => (value, other_of(sym.ty(), sym.other)),
             };
             map[i] = out.len() as u32;
+            // nvlink -r of Blackwell objects renames ptxas' jump-table
+            // symbols `<fn>.const_opt.<from>.<to>` (bank 2) to
+            // `.nv.constant.optimizer.<fn>.<n>`, `n` counting them per input
+            // in symbol order (measured, fixture `cu_jump_tables_r`; its
+            // sm_80/90 `-r` keeps the names).
+            let name = match sym.name.split_once(".const_opt.") {
+                Some((func, _))
+                    if rel
+                        && plan.arch.is_blackwell_or_later()
+                        && dsec.sh_type == SHT_CUDA_CONSTANT2 =>
+                {
+                    jump_tables += 1;
+                    Cow::Owned(format!(".nv.constant.optimizer.{func}.{jump_tables}"))
+                }
+                _ => Cow::Borrowed(sym.name),
+            };
             out.push(OutSym {
-                name: Cow::Borrowed(sym.name),
+                name,
                 info: (STB_LOCAL << 4) | ty_of(sym.ty()),
                 other,
                 section: Some(p.out),

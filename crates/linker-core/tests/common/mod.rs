@@ -82,15 +82,25 @@ pub struct Case {
     pub options: Vec<String>,
     /// One line saying what the case exercises.
     pub description: String,
+    /// Arch variant of every target and object (`variant: a`: `sm_100a`).
+    pub variant: String,
 }
 
 impl Case {
+    /// The arch name of `sm` in this case (`sm_100`, or `sm_100a` with `variant: a`).
+    pub fn sm(&self, sm: u32) -> String {
+        format!("sm_{sm}{}", self.variant)
+    }
+
     /// The input objects of the link for `sm`, in command-line order
     /// (`<stem>.sm_NN.o`, NN being the pinned arch when there is one).
     pub fn input_paths(&self, sm: u32) -> Vec<PathBuf> {
         self.inputs
             .iter()
-            .map(|(stem, pin)| self.dir.join(format!("{stem}.sm_{}.o", pin.unwrap_or(sm))))
+            .map(|(stem, pin)| {
+                self.dir
+                    .join(format!("{stem}.{}.o", self.sm(pin.unwrap_or(sm))))
+            })
             .collect()
     }
 
@@ -101,7 +111,7 @@ impl Case {
         v.extend(
             self.inputs
                 .iter()
-                .map(|(stem, pin)| format!("{stem}.sm_{}.o", pin.unwrap_or(sm))),
+                .map(|(stem, pin)| format!("{stem}.{}.o", self.sm(pin.unwrap_or(sm)))),
         );
         v
     }
@@ -112,8 +122,8 @@ impl Case {
     /// When neither `nvlink.sm_NN.cubin` nor a well-formed `nvlink.sm_NN.err` exists
     /// (run `cargo xtask fixtures`).
     pub fn reference(&self, sm: u32) -> Reference {
-        let cubin = self.dir.join(format!("nvlink.sm_{sm}.cubin"));
-        let err = self.dir.join(format!("nvlink.sm_{sm}.err"));
+        let cubin = self.dir.join(format!("nvlink.{}.cubin", self.sm(sm)));
+        let err = self.dir.join(format!("nvlink.{}.err", self.sm(sm)));
         if cubin.is_file() {
             return Reference::Cubin(cubin);
         }
@@ -162,6 +172,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         expect_ok: true,
         options: Vec::new(),
         description: String::new(),
+        variant: String::new(),
     };
     let mut seen: Vec<String> = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -206,6 +217,12 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
             // How the inputs were built (xtask fixtures); the objects are committed.
             "build" => {}
             "description" => case.description = v.to_string(),
+            "variant" => {
+                if !matches!(v, "a" | "f") {
+                    return Err(at(format!("variant must be `a` or `f`, not `{v}`")));
+                }
+                case.variant = v.to_string();
+            }
             _ => return Err(at(format!("unknown key `{k}`"))),
         }
     }
