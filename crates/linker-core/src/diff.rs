@@ -1422,6 +1422,8 @@ pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
             "weak-param-bank"
         } else if l.contains("memory space doesn't match") {
             "memory-space"
+        } else if l.contains("with max regcount of") {
+            "maxreg"
         } else if l.contains("cta pair granularity") {
             "cta-group-mix"
         } else if l.contains("arch") {

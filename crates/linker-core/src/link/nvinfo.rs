@@ -271,6 +271,26 @@ fn kernel_mbarriers(
     sum
 }
 
+/// Every function `tree` reaches from `root` (itself included).
+fn reached(root: u32, tree: &[Vec<u32>]) -> Vec<u32> {
+    let mut seen: HashSet<u32> = HashSet::default();
+    let mut stack = vec![root];
+    let mut out = Vec::new();
+    while let Some(f) = stack.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        out.push(f);
+        stack.extend(
+            tree[f as usize]
+                .iter()
+                .copied()
+                .filter(|c| !seen.contains(c)),
+        );
+    }
+    out
+}
+
 /// Why a recursive call tree's stack is unknowable.
 const RECURSIVE: &str = "is recursive";
 
@@ -879,7 +899,7 @@ pub(crate) fn build(
         u32,
         Option<u8>,
         Option<u16>,
-        (u8, u32, Option<u32>),
+        (u8, u32, Option<u32>, Option<u32>),
         Option<(Vec<u32>, Vec<u32>)>,
     );
     let facts_of = |(&fi, &id): (&u32, &OutSecId)| -> Result<FnFacts> {
@@ -890,6 +910,7 @@ pub(crate) fn build(
         let mut flags = 0u8;
         let mut fragments = 0u32;
         let mut vrc = None;
+        let mut maxreg = None;
         let mut externs = None;
         // Defined entries of every EXTERNS record (a later record replaces
         // the function's own list, as a map insert would).
@@ -912,6 +933,8 @@ pub(crate) fn build(
                     fragments |= rec.int_value().unwrap_or(0);
                 } else if rec.attr == EiAttr::EIATTR_VRC_CTA_INIT_COUNT {
                     vrc = rec.int_value();
+                } else if rec.attr == EiAttr::EIATTR_MAXREG_COUNT {
+                    maxreg = rec.int_value();
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
                     for w in rec.words().unwrap_or_default() {
@@ -934,7 +957,7 @@ pub(crate) fn build(
             fi,
             barriers,
             mbarriers,
-            (flags, fragments, vrc),
+            (flags, fragments, vrc, maxreg),
             externs.map(|own| (own, defined)),
         ))
     };
@@ -949,11 +972,16 @@ pub(crate) fn build(
     let mut fn_flags: HashMap<u32, u8> = HashMap::default();
     let mut fn_fragments: HashMap<u32, u32> = HashMap::default();
     let mut fn_vrc: HashMap<u32, u32> = HashMap::default();
+    let mut fn_maxreg: HashMap<u32, u32> = HashMap::default();
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
     for r in fn_facts {
-        let (fi, barriers, mbarriers, (flags, fragments, vrc), externs) = r.map_err(|e| *e)?;
+        let (fi, barriers, mbarriers, (flags, fragments, vrc, maxreg), externs) =
+            r.map_err(|e| *e)?;
+        if let Some(m) = maxreg {
+            fn_maxreg.insert(fi, m);
+        }
         if let Some(v) = vrc {
             fn_vrc.insert(fi, v);
         }
@@ -1095,6 +1123,37 @@ pub(crate) fn build(
         }
         if regcount.contains_key(&ksym) {
             raised_regs.insert(ksym, t.reach.regs);
+        }
+        if let Some(&max) = fn_maxreg.get(&fi).filter(|&&m| t.reach.regs > m) {
+            // nvlink's check (measured, fixture `maxreg_callee`): the function
+            // named is the one with the most registers (of several, the first
+            // in input order: swapping the inputs swaps the name, swapping
+            // the calls does not).
+            let regs_of = |f: u32| {
+                regcount
+                    .get(&syms.func_index[f as usize])
+                    .copied()
+                    .unwrap_or(0)
+            };
+            let culprit = reached(fi, &tree)
+                .into_iter()
+                .filter(|&f| f != fi && regs_of(f) == t.reach.regs)
+                .min_by_key(|&f| live.funcs[f as usize].key);
+            if let Some(c) = culprit {
+                let name = |f: u32| {
+                    let func = &live.funcs[f as usize];
+                    files[func.key.file.0 as usize].cubin.symbols[func.sym as usize].name
+                };
+                diags.error(Error::new(
+                    ErrorKind::Overflow,
+                    format!(
+                        "entry function '{}' with max regcount of {max} calls function '{}' with regcount of {}",
+                        name(fi),
+                        name(c),
+                        t.reach.regs
+                    ),
+                ));
+            }
         }
         let own_flags = fn_flags.get(&fi).copied().unwrap_or(0);
         let all_flags = t.reach.flags | lone_flags;
