@@ -1422,6 +1422,10 @@ pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
             "weak-param-bank"
         } else if l.contains("memory space doesn't match") {
             "memory-space"
+        } else if l.contains("too much global constant data") {
+            "constant-limit"
+        } else if l.contains("too much shared data") {
+            "shared-limit"
         } else if l.contains("with max regcount of") {
             "maxreg"
         } else if l.contains("cta pair granularity") {

@@ -300,6 +300,10 @@ fn link_inner(
     if opts.device_debug && !opts.relocatable {
         sections::debug_dynamic_shared(&mut plan);
     }
+    if !opts.relocatable {
+        sections::check_limits(&plan, &mut diags);
+        shared::check_limits(&files, &live, &plan.shared, &mut diags);
+    }
     let mut merc = mercury::Mercury::plan(&files, &mut plan).map_err(LinkFailure::from)?;
     lap("sections", &mut timings);
     // Phase 5: relocations: patches and kept entries; undefined references.

@@ -353,6 +353,27 @@ impl Plan {
     }
 }
 
+/// The most module constant data (`.nv.constant3`) an image may hold.
+pub(crate) const MAX_MODULE_CONSTANTS: u64 = 0x1_0000;
+
+/// nvlink's check of the merged module constants: "File uses too much global
+/// constant data (0x10004 bytes, 0x10000 max)" (measured at sm_75/90/100:
+/// 0x8000 + 0x8000 bytes in two inputs link, 0x8000 + 0x8004 fail; fixture
+/// `const_too_much`).
+pub(crate) fn check_limits(plan: &Plan, diags: &mut super::Diags) {
+    for s in plan.sections.iter().filter(|s| s.name == ".nv.constant3") {
+        if s.size > MAX_MODULE_CONSTANTS {
+            diags.error(crate::error::Error::new(
+                crate::error::ErrorKind::Overflow,
+                format!(
+                    "File uses too much global constant data ({:#x} bytes, {MAX_MODULE_CONSTANTS:#x} max)",
+                    s.size
+                ),
+            ));
+        }
+    }
+}
+
 /// Places one input's `.nv.shared.reserved.<n>` (shared memory inside the
 /// kernels' reserved window; sm_110 objects carry one with a weak
 /// `__nv_reservedSMEM_gb10b_war_var` of 0x80 bytes each). As nvlink 13.0.88

@@ -79,6 +79,40 @@ impl KernelWindow {
     }
 }
 
+/// The most static shared memory a kernel may use (48 KiB; the sm_90+
+/// reserve not counted), as nvlink 13.0.88 checks it at every arch.
+pub(crate) const MAX_STATIC_SHARED: u64 = 0xc000;
+
+/// nvlink's check of each kernel's static window (its own variables and the
+/// module-scope ones of its call tree), in kernel order: "Entry function 'k'
+/// uses too much shared data (0xc001 bytes, 0xc000 max)" (measured at
+/// sm_75/90/100: 0x6000 + 0x6000 bytes links, 0x6000 + 0x6001 fails; fixture
+/// `shared_too_much`).
+pub(crate) fn check_limits(
+    files: &[InputFile<'_>],
+    live: &Live,
+    layout: &SharedLayout,
+    diags: &mut super::Diags,
+) {
+    let mut over: Vec<(u32, u64)> = layout
+        .kernels
+        .iter()
+        .filter(|(_, w)| w.static_end > MAX_STATIC_SHARED)
+        .map(|(&k, w)| (k, w.static_end))
+        .collect();
+    over.sort_unstable();
+    for (k, size) in over {
+        let func = &live.funcs[k as usize];
+        let name = files[func.key.file.0 as usize].cubin.symbols[func.sym as usize].name;
+        diags.error(crate::error::Error::new(
+            crate::error::ErrorKind::Overflow,
+            format!(
+                "Entry function '{name}' uses too much shared data ({size:#x} bytes, {MAX_STATIC_SHARED:#x} max)"
+            ),
+        ));
+    }
+}
+
 /// Every window and what each function's relocations resolve to.
 #[derive(Debug, Default)]
 pub(crate) struct SharedLayout {
