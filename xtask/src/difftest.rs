@@ -557,6 +557,10 @@ struct ObjGen<'a> {
     obj: usize,
     needs: Needs,
     label: usize,
+    /// Choices added after the generator's first version, from a stream of
+    /// their own so that older seeds still make the same programs (plus the
+    /// additions).
+    extra: Rng,
 }
 
 impl ObjGen<'_> {
@@ -672,7 +676,39 @@ impl ObjGen<'_> {
     }
 
     /// One random operation on the accumulator `%r1`.
+    /// A `brx.idx` through a table of 2-5 targets: ptxas puts the table in
+    /// the function's constant bank 2 (`.nv.constant2.<fn>`) and, on
+    /// Blackwell, its Mercury twin `.nv.merc.nv.constant.optimizer.<fn>`,
+    /// which the link merges per kernel.
+    fn jump_table(&mut self, body: &mut String) {
+        let l = self.label;
+        self.label += 1;
+        let n = self.extra.range(2, 5);
+        let targets: Vec<String> = (0..n).map(|i| format!("jt{l}_{i}")).collect();
+        let _ = writeln!(
+            body,
+            "	rem.u32 %r7, %r1, {n};
+	ts{l}: .branchtargets {};
+	brx.idx %r7, ts{l};",
+            targets.join(", ")
+        );
+        for (i, t) in targets.iter().enumerate() {
+            let c = self.extra.u32() | 1;
+            let op = ["add.u32", "mul.lo.u32", "xor.b32"][i % 3];
+            let _ = writeln!(
+                body,
+                "{t}:
+	{op} %r1, %r1, {c};
+	bra.uni jt{l}_end;"
+            );
+        }
+        let _ = writeln!(body, "jt{l}_end:");
+    }
+
     fn op(&mut self, rng: &mut Rng, body: &mut String, decls: &mut String, in_kernel: bool) {
+        if self.extra.chance(8) {
+            self.jump_table(body);
+        }
         match rng.range(0, 13) {
             0 | 1 => {
                 let c = rng.u32() | 1;
@@ -1035,6 +1071,7 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             obj: o,
             needs: Needs::default(),
             label: 0,
+            extra: Rng::new(seed ^ 0x4A54_0000_0000_0000 ^ ((o as u64) << 32)),
         };
         let mut data = String::new();
         let mut code = String::new();
@@ -1707,6 +1744,7 @@ mod tests {
             ".weak .entry",
             "bar.sync",
             "[]",
+            "brx.idx",
         ] {
             assert!(all.contains(needle), "no `{needle}` in 40 programs");
         }

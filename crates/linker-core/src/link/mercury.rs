@@ -1000,10 +1000,16 @@ impl<'d> Mercury<'d> {
         if !(SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17).contains(&dsec.sh_type) {
             return None;
         }
-        let dp = plan.placement[def.file.0 as usize]
+        let placed = plan.placement[def.file.0 as usize]
             .get(dsec_idx as usize)
             .copied()
-            .flatten()?;
+            .flatten();
+        // The dropped bank 2 of a function no kernel reaches: its own offsets.
+        let dp_offset = match placed {
+            Some(p) => p.offset,
+            None if dsec.sh_type == SHT_CUDA_CONSTANT2 && !plan.relocatable => 0,
+            None => return None,
+        };
         let dsym = &df.cubin.symbols[def.index as usize];
         let base = if dsym.ty() == STT_SECTION {
             0
@@ -1016,7 +1022,7 @@ impl<'d> Mercury<'d> {
             rtype,
             sym,
             addend,
-            value: dp.offset.wrapping_add(base).wrapping_add(addend as u64),
+            value: dp_offset.wrapping_add(base).wrapping_add(addend as u64),
         })
     }
 
@@ -1278,6 +1284,20 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        // A kernel's bank 2 whose jump-table twin holds only other kernels'
+        // first placements (no input section symbol stands for it): the
+        // twin's section symbol (`place_const_opt`).
+        let const_opt_of_bank: HashMap<u32, (OutSecId, String)> = self
+            .const_opt_twin
+            .iter()
+            .map(|(&sass, &merc)| {
+                (
+                    syms.section_symbol(sass),
+                    (merc, plan.sec(merc).name.replacen(".nv.merc", "", 1)),
+                )
+            })
+            .filter(|(j, _)| *j != 0)
+            .collect();
         // The notes' section symbols are mirrored even when the inputs' Mercury
         // tables lack them (CUDA 12.9 objects), as nvlink does.
         let note_syms: HashMap<u32, OutSecId> = plan
@@ -1322,7 +1342,13 @@ impl<'d> Mercury<'d> {
                 _ => table_of_bank
                     .get(&(j as u32))
                     .map(|(table, name)| (*table, name.clone(), true)),
-            };
+            }
+            .or_else(|| {
+                c.is_none()
+                    .then(|| const_opt_of_bank.get(&(j as u32)))
+                    .flatten()
+                    .map(|(t, name)| (*t, name.clone(), true))
+            });
             if let Some((sec, name, is_table)) = twin {
                 let idx = (out.len() / 24) as u32;
                 if is_table {

@@ -618,6 +618,21 @@ fn classify_file<'d>(
                 }
                 continue;
             }
+            if dplace.is_none()
+                && dsec.sh_type == SHT_CUDA_CONSTANT2
+                && !plan.relocatable
+                && desc.class != ResolverClass::Driver
+            {
+                // The bank 2 of a function no kernel reaches, which the link
+                // drops (`sections::plan`): offsets as in the function's own bank.
+                let value = if dsym.ty() == STT_SECTION {
+                    0
+                } else {
+                    dsym.value
+                };
+                patch_bank(value.wrapping_add(r.addend as u64), Some(2));
+                continue;
+            }
             let Some(dplace) = dplace else {
                 // A dead function referenced from debug info: drop the entry.
                 continue;

@@ -26,7 +26,8 @@ use super::{FileId, InputFile, OutSecId};
 use crate::arch::SmArch;
 use crate::cubin::Section;
 use crate::elf::*;
-use crate::fxhash::HashMap;
+use crate::fxhash::{HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// A resolved relocation to apply while copying an input section.
 #[derive(Debug, Clone, Copy)]
@@ -275,6 +276,9 @@ pub(crate) struct Plan {
     /// Per live function: the first live kernel of its name
     /// ([`Live::same_name_leaders`]; itself for other functions and in `-r`).
     pub kernel_leader: Vec<u32>,
+    /// Input sections copied as zeros (Blackwell: the jump tables of weak
+    /// copies that lost, `place_bank2`).
+    pub zeroed: HashSet<(FileId, u32)>,
 }
 
 impl Plan {
@@ -608,6 +612,16 @@ fn bank2_kernels(
 /// function keeps no `.nv.constant2.<fn>` (the driver loads bank 2 per kernel;
 /// culink used to keep it, so the function read the kernel's bank at offsets
 /// meant for its own).
+///
+/// `losers`: the banks of weak copies that lost when their input was read,
+/// by winning function. nvlink appends them to the winner's bank (measured
+/// at sm_100 with jump tables, fixture `bank2_weak_copies`): a kernel's own
+/// bank grows by them (or is created holding them); a device function's
+/// table travels with them into the kernels' banks; a device function with
+/// no table of its own gets a `.nv.constant2.<fn>` of its own holding them,
+/// which no kernel's bank takes. Copies replaced by a later definition keep
+/// nothing.
+#[allow(clippy::too_many_arguments)]
 fn place_bank2(
     files: &[InputFile<'_>],
     live: &Live,
@@ -616,15 +630,104 @@ fn place_bank2(
     reach: &HashMap<u32, Vec<u32>>,
     deferred: &[(FileId, u32, u32)],
     mut kernel_bank2: HashMap<u32, OutSecId>,
+    losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
 ) {
+    let sec_of = |file: FileId, sec: u32| &files[file.0 as usize].cubin.sections[sec as usize];
+    // A bank named after function `fi` (its `.text` as sh_info), empty.
+    let new_bank = |plan: &mut Plan, fi: u32, like: &Section<'_>| -> OutSecId {
+        let kf = &live.funcs[fi as usize];
+        let kfile = &files[kf.key.file.0 as usize];
+        let name = kfile.cubin.symbols[kf.sym as usize].name;
+        let mut o = OutSection::new(
+            format!(".nv.constant2.{name}"),
+            output_type(like.sh_type),
+            role_of(like, true),
+        );
+        o.flags = like.flags;
+        o.align = 1;
+        o.entsize = like.entsize;
+        o.func = Some(fi);
+        o.section_symbol = true;
+        o.info = match text_out[kf.key.file.0 as usize].get(&kf.key.text) {
+            Some(&t) => InfoTo::Section(t),
+            None => InfoTo::Raw(0),
+        };
+        o.link = LinkTo::Zero;
+        o.body = Body::Pieces(Pieces::default());
+        plan.add(o)
+    };
+    // Appends `(file, sec)` to output section `id` at its alignment; records
+    // the input's placement.
+    let append = |plan: &mut Plan, id: OutSecId, file: FileId, sec: u32| {
+        let input = sec_of(file, sec);
+        let offset = plan.sec_mut(id).append(file, input);
+        plan.placement[file.0 as usize][sec as usize] = Some(Placement { out: id, offset });
+    };
+    let mut grown: std::collections::BTreeSet<OutSecId> = std::collections::BTreeSet::new();
+    // On Blackwell their bytes are zeros (the Mercury twin keeps their
+    // relocations; measured at sm_100, `bank2_weak_copies`).
+    if plan.arch.is_blackwell_or_later() {
+        for list in losers.values() {
+            plan.zeroed.extend(list.iter().copied());
+        }
+    }
+    // Kernels' own banks grow by their losing copies' first.
+    for (&fi, list) in losers {
+        if !live.funcs[fi as usize].is_kernel {
+            continue;
+        }
+        let id = match kernel_bank2.get(&fi) {
+            Some(&id) => id,
+            None => {
+                let (file, sec) = list[0];
+                let id = new_bank(plan, fi, sec_of(file, sec));
+                kernel_bank2.insert(fi, id);
+                id
+            }
+        };
+        for &(file, sec) in list {
+            append(plan, id, file, sec);
+        }
+        grown.insert(id);
+    }
+    // Device functions with no table of their own: a bank of their own.
+    let placed: HashSet<u32> = deferred.iter().map(|d| d.2).collect();
+    for (&fi, list) in losers {
+        if live.funcs[fi as usize].is_kernel || placed.contains(&fi) {
+            continue;
+        }
+        let (file, sec) = list[0];
+        let id = new_bank(plan, fi, sec_of(file, sec));
+        for &(file, sec) in list {
+            append(plan, id, file, sec);
+        }
+    }
     let mut high: HashMap<u32, u64> = kernel_bank2
         .iter()
         .map(|(&k, &id)| (k, plan.sec(id).size))
         .collect();
     for &(file, sec, fi) in deferred.iter().rev() {
-        let input = &files[file.0 as usize].cubin.sections[sec as usize];
+        // The function's table, then its losing copies', as one block.
+        let mut members: Vec<(FileId, u32, u64)> = vec![(file, sec, 0)];
+        let mut end = sec_of(file, sec).size;
+        let mut block_align = sec_of(file, sec).addralign.max(1);
+        for &(lf, ls) in losers.get(&fi).map(Vec::as_slice).unwrap_or(&[]) {
+            let l = sec_of(lf, ls);
+            let at = align_up(end, l.addralign.max(1));
+            members.push((lf, ls, at));
+            end = at + l.size;
+            block_align = block_align.max(l.addralign.max(1));
+        }
+        let input = sec_of(file, sec);
         let kernels = &reach[&fi];
-        let a = input.addralign.max(1);
+        // Aligned to the banks' alignment so far too (measured: an align-4
+        // table after a kernel's own align-8 bank of 0x24 bytes goes at 0x28;
+        // fixture `bank2_layout`).
+        let a = kernels
+            .iter()
+            .filter_map(|k| kernel_bank2.get(k))
+            .map(|&id| plan.sec(id).align)
+            .fold(block_align, u64::max);
         let start = kernels
             .iter()
             .map(|k| high.get(k).copied().unwrap_or(0))
@@ -636,46 +739,42 @@ fn place_bank2(
             let id = match kernel_bank2.get(&k) {
                 Some(&id) => id,
                 None => {
-                    let kf = &live.funcs[k as usize];
-                    let kfile = &files[kf.key.file.0 as usize];
-                    let name = kfile.cubin.symbols[kf.sym as usize].name;
-                    let mut o = OutSection::new(
-                        format!(".nv.constant2.{name}"),
-                        output_type(input.sh_type),
-                        role_of(input, true),
-                    );
-                    o.flags = input.flags;
-                    o.align = a;
-                    o.entsize = input.entsize;
-                    o.func = Some(k);
-                    o.section_symbol = true;
-                    o.info = match text_out[kf.key.file.0 as usize].get(&kf.key.text) {
-                        Some(&t) => InfoTo::Section(t),
-                        None => InfoTo::Raw(0),
-                    };
-                    o.link = LinkTo::Zero;
-                    o.body = Body::Pieces(Pieces::default());
-                    let id = plan.add(o);
+                    let id = new_bank(plan, k, input);
                     kernel_bank2.insert(k, id);
                     id
                 }
             };
             let o = plan.sec_mut(id);
             o.align = o.align.max(a);
-            o.size = o.size.max(offset + input.size);
+            o.size = o.size.max(offset + end);
             if let Body::Pieces(p) = &mut o.body {
-                p.push(Piece {
-                    file,
-                    section: sec,
-                    offset,
-                });
+                for &(mf, ms, at) in &members {
+                    p.push(Piece {
+                        file: mf,
+                        section: ms,
+                        offset: offset + at,
+                    });
+                }
             }
-            high.insert(k, offset + input.size);
+            high.insert(k, offset + end);
             first.get_or_insert(id);
+            grown.insert(id);
         }
         if let Some(out) = first {
-            plan.placement[file.0 as usize][sec as usize] = Some(Placement { out, offset });
+            for &(mf, ms, at) in &members {
+                plan.placement[mf.0 as usize][ms as usize] = Some(Placement {
+                    out,
+                    offset: offset + at,
+                });
+            }
         }
+    }
+    // A bank that received functions' tables ends at its alignment
+    // (measured: a created bank holding 0x8 bytes at 0x18 and 0x14 at 0x20,
+    // align 8, is 0x38 bytes; fixture `bank2_layout`).
+    for id in grown {
+        let o = plan.sec_mut(id);
+        o.size = align_up(o.size, o.align);
     }
 }
 
@@ -723,6 +822,7 @@ pub(crate) fn plan(
         device_debug,
         reserved_base: Vec::new(),
         kernel_leader: Vec::new(),
+        zeroed: HashSet::default(),
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
     plan.add(OutSection::new("", SHT_NULL, Role::Null));
@@ -751,6 +851,7 @@ pub(crate) fn plan(
         bank2_kernels(files, db, live)
     };
     let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
+    let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
@@ -807,6 +908,31 @@ pub(crate) fn plan(
                     }
                 }
             }
+            if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable && !kept[i] {
+                // A weak copy's table: kept when the copy lost when read
+                // (`place_bank2`).
+                if let Some(text) = f.owner[i] {
+                    let sym = f.func_sym[text as usize];
+                    let r = super::symbols::SymRef {
+                        file: f.id,
+                        index: sym,
+                    };
+                    if super::live::lost_to_earlier(db, f, sym) {
+                        let winner = db.resolve(r).and_then(|w| {
+                            let wsec = files[w.file.0 as usize].cubin.symbols[w.index as usize]
+                                .section()?;
+                            live.func_of_text[w.file.0 as usize]
+                                .get(wsec as usize)
+                                .copied()
+                                .flatten()
+                        });
+                        if let Some(w) = winner.filter(|&w| live.live[w as usize]) {
+                            bank2_losers.entry(w).or_default().push((f.id, s.index));
+                        }
+                    }
+                }
+                continue;
+            }
             if !kept[i] || is_rebuilt(s) {
                 continue;
             }
@@ -815,9 +941,15 @@ pub(crate) fn plan(
             }
             let owner = f.owner[i];
             let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
-            if s.sh_type == SHT_CUDA_CONSTANT2 {
-                if let Some(fi) = owner_func.filter(|fi| bank2_reach.contains_key(fi)) {
-                    bank2_deferred.push((f.id, s.index, fi));
+            if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
+                if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
+                    if bank2_reach.contains_key(&fi) {
+                        bank2_deferred.push((f.id, s.index, fi));
+                    }
+                    // A function no kernel reaches: nvlink drops its bank
+                    // (the driver loads bank 2 per kernel), its code's
+                    // references resolved as if at offset 0 (`relocate`;
+                    // measured, fixture `bank2_unreached`).
                     continue;
                 }
             }
@@ -964,6 +1096,7 @@ pub(crate) fn plan(
         &bank2_reach,
         &bank2_deferred,
         kernel_bank2,
+        &bank2_losers,
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a
     // strong one to the winner's bank of the same name (0x218 + 0x218 on

@@ -391,8 +391,12 @@ fn write_section(
                     dst[end..at].fill(0);
                 }
                 let piece = &mut dst[at..at + src.len()];
-                piece.copy_from_slice(src);
                 end = end.max(at + src.len());
+                if plan.zeroed.contains(&(p.file, p.section)) {
+                    piece.fill(0);
+                    continue;
+                }
+                piece.copy_from_slice(src);
                 for patch in plan.patches[p.file.0 as usize].get(p.section) {
                     reloc::apply::apply_resolved(
                         patch.rtype,
