@@ -709,6 +709,12 @@ impl ObjGen<'_> {
         if self.extra.chance(8) {
             self.jump_table(body);
         }
+        if self.extra.chance(4) {
+            // A special register whose use ptxas records per function and
+            // nvlink adds to the kernels reaching it (`%ctaid.z` before
+            // sm_90: EIATTR_CTAIDZ_USED).
+            let _ = writeln!(body, "\tmov.u32 %r7, %ctaid.z;\n\tadd.u32 %r1, %r1, %r7;");
+        }
         match rng.range(0, 13) {
             0 | 1 => {
                 let c = rng.u32() | 1;
@@ -1745,6 +1751,7 @@ mod tests {
             "bar.sync",
             "[]",
             "brx.idx",
+            "%ctaid.z",
         ] {
             assert!(all.contains(needle), "no `{needle}` in 40 programs");
         }

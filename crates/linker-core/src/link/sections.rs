@@ -691,9 +691,17 @@ fn place_bank2(
         grown.insert(id);
     }
     // Device functions with no table of their own: a bank of their own.
+    // (One whose own table was dropped, no kernel reaching it, keeps
+    // nothing: difftest 140135.)
     let placed: HashSet<u32> = deferred.iter().map(|d| d.2).collect();
     for (&fi, list) in losers {
-        if live.funcs[fi as usize].is_kernel || placed.contains(&fi) {
+        let func = &live.funcs[fi as usize];
+        let own_table = files[func.key.file.0 as usize]
+            .cubin
+            .sections
+            .iter()
+            .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == func.key.text);
+        if func.is_kernel || placed.contains(&fi) || own_table {
             continue;
         }
         let (file, sec) = list[0];
@@ -917,7 +925,12 @@ pub(crate) fn plan(
                         file: f.id,
                         index: sym,
                     };
-                    if super::live::lost_to_earlier(db, f, sym) {
+                    // Only when the copy it lost to is the final winner (weak,
+                    // weak, strong: the second copy's table is dropped too;
+                    // difftest 140114).
+                    let first_def_wins = db.global_of[fid][sym as usize]
+                        .is_some_and(|g| db.global(g).1.first_def == db.resolve(r));
+                    if super::live::lost_to_earlier(db, f, sym) && first_def_wins {
                         let winner = db.resolve(r).and_then(|w| {
                             let wsec = files[w.file.0 as usize].cubin.symbols[w.index as usize]
                                 .section()?;
