@@ -543,6 +543,7 @@ impl<'d> Mercury<'d> {
                 continue; // dead, or no bank to mirror
             };
             let primary = bank.and_then(|b| plan.placement[file.0 as usize][b.index as usize]);
+            let mut primary_done = false;
             for &(sass, offset) in places {
                 let id = match self.const_opt_twin.get(&sass) {
                     Some(&id) => id,
@@ -578,7 +579,8 @@ impl<'d> Mercury<'d> {
                     });
                 }
                 let place = Placement { out: id, offset };
-                if primary.is_some_and(|p| p.out == sass) {
+                if !primary_done && primary.is_some_and(|p| p.out == sass) {
+                    primary_done = true;
                     plan.placement[file.0 as usize][index as usize] = Some(place);
                 } else {
                     self.extra_placements

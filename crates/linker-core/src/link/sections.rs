@@ -631,7 +631,14 @@ fn place_bank2(
     deferred: &[(FileId, u32, u32)],
     mut kernel_bank2: HashMap<u32, OutSecId>,
     losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
+    leader: &[u32],
 ) {
+    // Same-named local kernels of several inputs share one bank (measured,
+    // difftest 60106, fixture `bank2_static_twins`: one `.nv.constant2.sk`
+    // for two `sk`, at every arch). Each copy still adds its tables: the
+    // same bytes at the same offset, and on Blackwell each copy's Mercury
+    // relocations (nvlink lists them twice).
+    let key = |k: u32| leader[k as usize];
     let sec_of = |file: FileId, sec: u32| &files[file.0 as usize].cubin.sections[sec as usize];
     // A bank named after function `fi` (its `.text` as sh_info), empty.
     let new_bank = |plan: &mut Plan, fi: u32, like: &Section<'_>| -> OutSecId {
@@ -727,7 +734,7 @@ fn place_bank2(
             block_align = block_align.max(l.addralign.max(1));
         }
         let input = sec_of(file, sec);
-        let kernels = &reach[&fi];
+        let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
         // Aligned to the banks' alignment so far too (measured: an align-4
         // table after a kernel's own align-8 bank of 0x24 bytes goes at 0x28;
         // fixture `bank2_layout`).
@@ -743,7 +750,7 @@ fn place_bank2(
             .unwrap_or(0);
         let offset = align_up(start, a);
         let mut first = None;
-        for &k in kernels {
+        for &k in &kernels {
             let id = match kernel_bank2.get(&k) {
                 Some(&id) => id,
                 None => {
@@ -1110,6 +1117,7 @@ pub(crate) fn plan(
         &bank2_deferred,
         kernel_bank2,
         &bank2_losers,
+        &leader,
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a
     // strong one to the winner's bank of the same name (0x218 + 0x218 on
