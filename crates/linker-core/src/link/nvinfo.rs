@@ -291,6 +291,29 @@ fn reached(root: u32, tree: &[Vec<u32>]) -> Vec<u32> {
     out
 }
 
+/// What one function's own `.nv.info.<fn>` says that the call tree combines
+/// (read for every live function in parallel by `build`).
+#[derive(Debug, Default)]
+struct FnFacts {
+    /// The live function.
+    fi: u32,
+    /// `EIATTR_NUM_BARRIERS`.
+    barriers: Option<u8>,
+    /// `EIATTR_NUM_MBARRIERS`.
+    mbarriers: Option<u16>,
+    /// Its [`TREE_FLAGS`].
+    flags: u8,
+    /// `EIATTR_AT_ENTRY_FRAGMENTS`, or-ed.
+    fragments: u32,
+    /// `EIATTR_VRC_CTA_INIT_COUNT`.
+    vrc: Option<u32>,
+    /// `EIATTR_MAXREG_COUNT` (kernels).
+    maxreg: Option<u32>,
+    /// `EIATTR_EXTERNS`: the output symbols it keeps, and those of them
+    /// that are defined.
+    externs: Option<(Vec<u32>, Vec<u32>)>,
+}
+
 /// Why a recursive call tree's stack is unknowable.
 const RECURSIVE: &str = "is recursive";
 
@@ -895,22 +918,13 @@ pub(crate) fn build(
     let info_index = fn_info_index(files);
     let mut fn_ids: Vec<(&u32, &OutSecId)> = meta.fn_info.iter().collect();
     fn_ids.sort();
-    type FnFacts = (
-        u32,
-        Option<u8>,
-        Option<u16>,
-        (u8, u32, Option<u32>, Option<u32>),
-        Option<(Vec<u32>, Vec<u32>)>,
-    );
     let facts_of = |(&fi, &id): (&u32, &OutSecId)| -> Result<FnFacts> {
         let func = &live.funcs[fi as usize];
         let f = &files[func.key.file.0 as usize];
-        let mut barriers = None;
-        let mut mbarriers = None;
-        let mut flags = 0u8;
-        let mut fragments = 0u32;
-        let mut vrc = None;
-        let mut maxreg = None;
+        let mut facts = FnFacts {
+            fi,
+            ..FnFacts::default()
+        };
         let mut externs = None;
         // Defined entries of every EXTERNS record (a later record replaces
         // the function's own list, as a map insert would).
@@ -921,20 +935,20 @@ pub(crate) fn build(
                 let rec = rec.map_err(|e| e.in_file(f.name).in_section(name))?;
                 if rec.attr == EiAttr::EIATTR_NUM_BARRIERS {
                     if let Some(v) = rec.int_value() {
-                        barriers = Some(v as u8);
+                        facts.barriers = Some(v as u8);
                     }
                 } else if rec.attr == EiAttr::EIATTR_NUM_MBARRIERS {
                     if let Some(v) = rec.int_value() {
-                        mbarriers = Some(u16::try_from(v).unwrap_or(u16::MAX));
+                        facts.mbarriers = Some(u16::try_from(v).unwrap_or(u16::MAX));
                     }
                 } else if let Some(bit) = tree_flag(rec.attr) {
-                    flags |= bit;
+                    facts.flags |= bit;
                 } else if rec.attr == EiAttr::EIATTR_AT_ENTRY_FRAGMENTS {
-                    fragments |= rec.int_value().unwrap_or(0);
+                    facts.fragments |= rec.int_value().unwrap_or(0);
                 } else if rec.attr == EiAttr::EIATTR_VRC_CTA_INIT_COUNT {
-                    vrc = rec.int_value();
+                    facts.vrc = rec.int_value();
                 } else if rec.attr == EiAttr::EIATTR_MAXREG_COUNT {
-                    maxreg = rec.int_value();
+                    facts.maxreg = rec.int_value();
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
                     for w in rec.words().unwrap_or_default() {
@@ -953,13 +967,8 @@ pub(crate) fn build(
                 }
             }
         }
-        Ok((
-            fi,
-            barriers,
-            mbarriers,
-            (flags, fragments, vrc, maxreg),
-            externs.map(|own| (own, defined)),
-        ))
+        facts.externs = externs.map(|own| (own, defined));
+        Ok(facts)
     };
     let fn_facts: Vec<Boxed<FnFacts>> = fn_ids
         .par_iter()
@@ -977,8 +986,16 @@ pub(crate) fn build(
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
     for r in fn_facts {
-        let (fi, barriers, mbarriers, (flags, fragments, vrc, maxreg), externs) =
-            r.map_err(|e| *e)?;
+        let FnFacts {
+            fi,
+            barriers,
+            mbarriers,
+            flags,
+            fragments,
+            vrc,
+            maxreg,
+            externs,
+        } = r.map_err(|e| *e)?;
         if let Some(m) = maxreg {
             fn_maxreg.insert(fi, m);
         }
