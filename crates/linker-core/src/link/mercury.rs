@@ -1575,17 +1575,15 @@ impl<'d> Mercury<'d> {
             s.body = Body::Bytes(bytes);
         }
         // Call-tree records the SASS side recomputed, per function.
-        const FROM_MAIN: [EiAttr; 9] = [
+        // (Besides these, the call-tree flags: `nvinfo::TREE_FLAGS`.)
+        const FROM_MAIN: [EiAttr; 5] = [
             EiAttr::EIATTR_VRC_CTA_INIT_COUNT,
             EiAttr::EIATTR_AT_ENTRY_FRAGMENTS,
             EiAttr::EIATTR_EXTERNS,
             EiAttr::EIATTR_NUM_BARRIERS,
             EiAttr::EIATTR_NUM_MBARRIERS,
-            EiAttr::EIATTR_CTAIDZ_USED,
-            EiAttr::EIATTR_RESERVED_SMEM_USED,
-            EiAttr::EIATTR_TCGEN05_1CTA_USED,
-            EiAttr::EIATTR_TCGEN05_2CTA_USED,
         ];
+        let from_main = |a: &EiAttr| FROM_MAIN.contains(a) || super::nvinfo::TREE_FLAGS.contains(a);
         let main_fn_info: HashMap<u32, Vec<u8>> = plan
             .sections
             .iter()
@@ -1618,9 +1616,7 @@ impl<'d> Mercury<'d> {
                         .is_none()
             };
             for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
-                if FROM_MAIN.contains(&rec.attr)
-                    || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE)
-                {
+                if from_main(&rec.attr) || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE) {
                     continue;
                 }
                 if let Some(o) = super::nvinfo::renumber(&rec, &map, &external)
@@ -1630,8 +1626,8 @@ impl<'d> Mercury<'d> {
                 }
             }
             for rec in &main_recs {
-                let wanted = FROM_MAIN.contains(&rec.attr)
-                    || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE);
+                let wanted =
+                    from_main(&rec.attr) || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE);
                 if wanted {
                     if let Some(o) = super::nvinfo::renumber(rec, &translate, &|_| true)? {
                         out.push(o);

@@ -220,16 +220,6 @@ fn post_order(live: &Live, tree: &[Vec<u32>]) -> Vec<u32> {
     order
 }
 
-/// Whether the link has exactly one live kernel (which then also counts the
-/// memory barriers of the functions no kernel reaches, see [`kernel_mbarriers`]).
-fn lone_barriers_all(live_funcs: &[u32], live: &Live) -> bool {
-    live_funcs
-        .iter()
-        .filter(|&&fi| live.funcs[fi as usize].is_kernel)
-        .nth(1)
-        .is_none()
-}
-
 /// A kernel's `EIATTR_NUM_MBARRIERS` after the link: the sum of the
 /// `EIATTR_NUM_MBARRIERS` of the distinct functions of its call tree (`tree`,
 /// itself included; each function once however often and by however many
@@ -251,24 +241,10 @@ fn kernel_mbarriers(
         return (!counts.is_empty())
             .then(|| counts.values().fold(0u16, |s, &v| s.saturating_add(v)));
     }
-    let mut seen: HashSet<u32> = HashSet::default();
-    let mut stack = vec![kernel];
-    let mut sum = None::<u16>;
-    while let Some(f) = stack.pop() {
-        if !seen.insert(f) {
-            continue;
-        }
-        if let Some(&v) = counts.get(&f) {
-            sum = Some(sum.unwrap_or(0).saturating_add(v));
-        }
-        stack.extend(
-            tree[f as usize]
-                .iter()
-                .copied()
-                .filter(|c| !seen.contains(c)),
-        );
-    }
-    sum
+    reached(kernel, tree)
+        .into_iter()
+        .filter_map(|f| counts.get(&f).copied())
+        .fold(None, |sum, v| Some(sum.unwrap_or(0u16).saturating_add(v)))
 }
 
 /// Every function `tree` reaches from `root` (itself included).
@@ -325,7 +301,7 @@ const RECURSIVE: &str = "is recursive";
 /// code), `EIATTR_TCGEN05_1CTA_USED` / `_2CTA_USED` for `tcgen05.*` of
 /// `cta_group::1` / `::2` (sm_100a). Not propagated (measured):
 /// `EIATTR_WMMA_USED`. Bit `i` of [`Reach::flags`] is entry `i`.
-const TREE_FLAGS: [EiAttr; 4] = [
+pub(crate) const TREE_FLAGS: [EiAttr; 4] = [
     EiAttr::EIATTR_CTAIDZ_USED,
     EiAttr::EIATTR_RESERVED_SMEM_USED,
     EiAttr::EIATTR_TCGEN05_1CTA_USED,
@@ -1073,50 +1049,47 @@ pub(crate) fn build(
     // maximum, but only in a link of two or more kernels: a lone kernel
     // keeps its own (measured, fixture `tcgen05_callee` and `tcgen05_lone`).
     let mut kernel_vrc: HashMap<u32, u32> = HashMap::default();
-    let several_kernels = live_funcs
+    // Live kernels, counted up to two: a link of one ("lone") and of several
+    // follow different rules below.
+    let kernels = live_funcs
         .iter()
         .filter(|&&fi| live.funcs[fi as usize].is_kernel)
-        .nth(1)
-        .is_some();
+        .take(2)
+        .count();
+    let several_kernels = kernels >= 2;
+    let own_reach = |fi: u32| Reach {
+        regs: regcount
+            .get(&syms.func_index[fi as usize])
+            .copied()
+            .unwrap_or(0),
+        barriers: fn_barriers.get(&fi).copied().unwrap_or(0),
+        flags: fn_flags.get(&fi).copied().unwrap_or(0),
+        fragments: fn_fragments.get(&fi).copied().unwrap_or(0),
+        vrc: fn_vrc.get(&fi).copied().unwrap_or(0),
+    };
     let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
         (
             u64::from(frame.get(&sym).copied().unwrap_or(0)),
-            Reach {
-                regs: regcount.get(&sym).copied().unwrap_or(0),
-                barriers: fn_barriers.get(&fi).copied().unwrap_or(0),
-                flags: fn_flags.get(&fi).copied().unwrap_or(0),
-                fragments: fn_fragments.get(&fi).copied().unwrap_or(0),
-                vrc: fn_vrc.get(&fi).copied().unwrap_or(0),
-            },
+            own_reach(fi),
         )
     });
-    // A lone live kernel also takes the barriers and flags of the functions
-    // no kernel reaches (kept because their address is taken): measured,
-    // fixtures `shared_unreached_lone`, `ctaidz_lone` (with two kernels
-    // neither does: `ctaidz_callee`).
-    let (lone_barriers, lone_flags, lone_fragments) = {
-        let mut kernels = live_funcs
+    // A lone live kernel also takes the barriers, flags and entry fragments
+    // of the functions no kernel reaches (kept because their address is
+    // taken): measured, fixtures `shared_unreached_lone`, `ctaidz_lone` (with
+    // two kernels neither does: `ctaidz_callee`). Its registers and VRC count
+    // do not (only `barriers`, `flags`, `fragments` of this are read).
+    let lone = if kernels == 1 {
+        live_funcs
             .iter()
-            .filter(|&&fi| live.funcs[fi as usize].is_kernel);
-        match (kernels.next(), kernels.next()) {
-            (Some(_), None) => (
-                live_funcs
-                    .iter()
-                    .map(|fi| fn_barriers.get(fi).copied().unwrap_or(0))
-                    .max()
-                    .unwrap_or(0),
-                live_funcs
-                    .iter()
-                    .fold(0, |acc, fi| acc | fn_flags.get(fi).copied().unwrap_or(0)),
-                live_funcs.iter().fold(0, |acc, fi| {
-                    acc | fn_fragments.get(fi).copied().unwrap_or(0)
-                }),
-            ),
-            _ => (0, 0, 0),
-        }
+            .fold(Reach::default(), |acc, &fi| acc.join(own_reach(fi)))
+    } else {
+        Reach::default()
     };
-    let lone_kernel = lone_barriers_all(&live_funcs, live);
+    let (lone_barriers, lone_flags, lone_fragments) = (lone.barriers, lone.flags, lone.fragments);
+    // `EIATTR_NUM_MBARRIERS` sums every live function when there is at most
+    // one kernel (see [`kernel_mbarriers`]).
+    let lone_kernel = kernels < 2;
     // `-r`: no call-tree propagation (the final link does it).
     for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];

@@ -392,7 +392,9 @@ fn write_section(
                 }
                 let piece = &mut dst[at..at + src.len()];
                 end = end.max(at + src.len());
-                if plan.zeroed.contains(&(p.file, p.section)) {
+                // (Empty but for Blackwell weak-copy jump tables: no hashing
+                // per piece otherwise.)
+                if !plan.zeroed.is_empty() && plan.zeroed.contains(&(p.file, p.section)) {
                     piece.fill(0);
                     continue;
                 }
