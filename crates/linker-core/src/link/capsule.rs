@@ -1,6 +1,6 @@
 //! The layout of a capsule Mercury section (`.nv.capmerc.text.<fn>`), as far
-//! as the linker needs it: where the raw Mercury instruction of an explicit
-//! SASS instruction sits, so that values nvlink resolves at link time
+//! as the linker needs it: where the raw Mercury instruction covering a SASS
+//! instruction sits, so that values nvlink resolves at link time
 //! (module-constant offsets, texture/surface header-table slots) can be
 //! written into it (measured; `docs/blackwell.md` §4).
 //!
@@ -10,27 +10,47 @@
 //! u32 n                         capsule instructions (see below)
 //! u32 mask[ceil(n/32)]          bit i (LSB first) = 1: instruction i is implicit
 //! items ...                     one per zero bit except the last, in order
-//! u16 trailer                   the last zero bit (the final BRA)
+//! u16 trailer                   the last zero bit (the final BRA and padding)
 //! ```
 //!
-//! The capsule instructions are the SASS instructions of `.text.<fn>` up to
-//! its final `BRA` (the NOP padding after it excluded), minus those guarded by
-//! `!PT` (never executed; e.g. the `@!PT LDS RZ, [RZ]` fillers next to
-//! `LDGSTS`); NOPs inside the code are capsule instructions.
+//! Each capsule instruction stands for a run of consecutive SASS
+//! instructions (16-byte slots of `.text.<fn>`), in order, and the runs
+//! cover the text exactly: an implicit instruction or a plain item stands for
+//! one, an item behind a *span prefix* for as many as the prefix says.
 //!
 //! Items by their first bytes: `0x01` (16 bytes), `0x02` (32 bytes: 16 bytes
 //! of description, then the instruction's raw 16-byte Mercury encoding),
-//! `0x41` and `0x42` (4 bytes), `d0 00` (2 bytes: NOPs, `DEPBAR`), and
-//! `51 0n`, n = 1..3 (a 2-byte prefix before a `0x01` / `0x02` item: `51 01`,
-//! `51 02` on an `LDGSTS`, `51 03` on a 64-bit global `atomicAdd`). Only that much was measured (every capsule of the `tests/link`
-//! fixtures and of about 2300 generated functions); a capsule with any other
+//! `0x41` and `0x42` (4 bytes), and two-byte items read as a little-endian
+//! `u16` `v` whose low 7 bits are a tag and `v >> 7` is a SASS instruction
+//! count (so the count's low bit lands in the first byte's top bit: `d1 04`
+//! is tag 0x51, 9 instructions):
+//!
+//! * tag `0x51`: a span prefix before a `0x01` / `0x02` item: that item
+//!   stands for `v >> 7` SASS instructions (`51 01`: `LD.STRONG` +
+//!   `CCTL.IVALL`; `51 02`: three `@!PT LDS` fillers + `LDGSTS`, or the
+//!   `CS2R.32 SR_CgaSize; IMAD; R2UR` triple + `LDCU`; `d1 04`: a fence's
+//!   four fillers, `MEMBAR`s, `ERRBAR`, `CGAERRBAR` and `CCTL` / `ATOM`);
+//! * tag `0x50`: an item of its own standing for `v >> 7` instructions
+//!   (`d0 00`: one NOP or `DEPBAR`); the trailer has this tag too (the final
+//!   `BRA` and the NOP padding after it: `50 07` is 14).
+//!
+//! Measured on every capsule of the `tests/link` fixtures, about 2300
+//! generated functions and nvshmem 3.8's device library (1229 capsules in the
+//! last check, all covering their text exactly). A capsule with any other
 //! item, or whose items do not match its mask one to one, is reported as
-//! undecodable and left alone by the caller.
+//! undecodable and left alone by the caller; so is one whose runs do not
+//! cover its text (the caller checks [`CapsuleLayout::sass_len`]).
 
 use std::fmt;
 
 /// Second word of every capsule.
 pub(crate) const CAPSULE_MAGIC: u32 = 0xc000_0001;
+
+/// Tag (low 7 bits of a two-byte item) of a span prefix.
+const TAG_SPAN: u16 = 0x51;
+/// Tag of a two-byte item standing for instructions of its own (NOPs, the
+/// trailer).
+const TAG_RUN: u16 = 0x50;
 
 /// Why a capsule could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +61,9 @@ pub(crate) enum CapsuleError {
     BadMagic(u32),
     /// An item whose first byte is not one of the measured kinds.
     UnknownItem { offset: usize, tag: u8 },
-    /// The items do not end exactly at the trailer, or their number is not
-    /// that of the mask's zero bits minus one.
+    /// The items do not end exactly at the trailer, their number is not
+    /// that of the mask's zero bits minus one, or one stands for no
+    /// instruction.
     Inconsistent,
 }
 
@@ -64,36 +85,40 @@ impl fmt::Display for CapsuleError {
     }
 }
 
-/// The explicit items of one capsule, by SASS instruction index.
+/// One explicit capsule instruction: the SASS instructions it stands for and
+/// its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Explicit {
+    /// First SASS instruction (16-byte slot of the text) it stands for.
+    first: u32,
+    /// How many SASS instructions it stands for.
+    span: u32,
+    /// Byte offset of its record (after a span prefix).
+    record: usize,
+    /// The record's first byte.
+    tag: u8,
+}
+
+/// The explicit items of one capsule, by the SASS instructions they cover.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CapsuleLayout {
     /// Instruction count `n` of the header.
     instructions: u32,
-    /// (instruction index, byte offset of its record, record kind), ascending;
-    /// the record follows the 2-byte prefix of `0x51` items.
-    explicit: Vec<(u32, usize, u8)>,
-}
-
-/// (length of the item starting `item`, offset of its record inside it), for
-/// the kinds measured.
-fn item_len(item: &[u8]) -> Option<(usize, usize)> {
-    match item {
-        [0x01, ..] => Some((16, 0)),
-        [0x02, ..] => Some((32, 0)),
-        [0x41 | 0x42, ..] => Some((4, 0)),
-        [0xd0, 0x00, ..] => Some((2, 0)),
-        // A 2-byte `51 nn` prefix before a record: `51 01`/`51 02` before
-        // records of that kind (LDGSTS), and `51 03` before a `0x02` record
-        // (an nvcc kernel's `atomicAdd` on a 64-bit global).
-        [0x51, 0x01..=0x03, 0x01, ..] => Some((18, 2)),
-        [0x51, 0x01..=0x03, 0x02, ..] => Some((34, 2)),
-        _ => None,
-    }
+    /// SASS instructions the capsule covers (the runs' total).
+    sass_len: u32,
+    /// Explicit instructions, ascending by `first`.
+    explicit: Vec<Explicit>,
 }
 
 fn word(b: &[u8], at: usize) -> Option<u32> {
     b.get(at..at + 4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+/// A two-byte item at `at`: (tag, instruction count).
+fn short(b: &[u8], at: usize) -> Option<(u16, u32)> {
+    let v = u16::from_le_bytes([*b.get(at)?, *b.get(at + 1)?]);
+    Some((v & 0x7f, u32::from(v >> 7)))
 }
 
 impl CapsuleLayout {
@@ -110,65 +135,101 @@ impl CapsuleLayout {
             return Err(CapsuleError::Truncated);
         }
         let end = bytes.len() - 2;
-        let zeros: Vec<u32> = (0..n)
-            .filter(|&i| {
-                let w = word(bytes, 12 + 4 * (i as usize / 32)).unwrap_or(0);
-                (w >> (i % 32)) & 1 == 0
-            })
-            .collect();
-        let mut explicit = Vec::with_capacity(zeros.len());
+        let implicit = |i: u32| {
+            let w = word(bytes, 12 + 4 * (i as usize / 32)).unwrap_or(0);
+            (w >> (i % 32)) & 1 == 1
+        };
+        let last_zero = (0..n).rev().find(|&i| !implicit(i));
+        let mut explicit = Vec::new();
         let mut at = items_start;
-        while at < end {
-            let tag = bytes[at];
-            let (len, record) =
-                item_len(&bytes[at..end]).ok_or(CapsuleError::UnknownItem { offset: at, tag })?;
-            let lane = *zeros
-                .get(explicit.len())
-                .ok_or(CapsuleError::Inconsistent)?;
-            explicit.push((lane, at + record, bytes[at + record]));
-            at += len;
+        let mut sass: u32 = 0;
+        for i in 0..n {
+            if implicit(i) {
+                sass = sass.checked_add(1).ok_or(CapsuleError::Inconsistent)?;
+                continue;
+            }
+            let span = if Some(i) == last_zero {
+                // The trailer: the final BRA and the padding after it.
+                if at != end {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                match short(bytes, at) {
+                    Some((TAG_RUN, count)) => count,
+                    _ => {
+                        return Err(CapsuleError::UnknownItem {
+                            offset: at,
+                            tag: bytes[at],
+                        })
+                    }
+                }
+            } else {
+                let item = at;
+                let mut span = 1;
+                if at >= end {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                if let Some((TAG_SPAN, count)) = short(bytes, at) {
+                    span = count;
+                    at += 2;
+                }
+                let tag = *bytes.get(at).ok_or(CapsuleError::Inconsistent)?;
+                let len = match tag {
+                    0x01 => 16,
+                    0x02 => 32,
+                    0x41 | 0x42 if at == item => 4,
+                    _ => match short(bytes, at) {
+                        Some((TAG_RUN, count)) if at == item => {
+                            span = count;
+                            2
+                        }
+                        _ => return Err(CapsuleError::UnknownItem { offset: at, tag }),
+                    },
+                };
+                if at + len > end {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                if span > 0 {
+                    explicit.push(Explicit {
+                        first: sass,
+                        span,
+                        record: at,
+                        tag,
+                    });
+                }
+                at += len;
+                span
+            };
+            if span == 0 {
+                return Err(CapsuleError::Inconsistent);
+            }
+            sass = sass.checked_add(span).ok_or(CapsuleError::Inconsistent)?;
         }
-        // Exactly at the trailer, and one zero bit (the final BRA) left for it.
-        if at != end || explicit.len() + 1 != zeros.len() {
+        // Every item read, the trailer included.
+        if last_zero.is_none() || at != end {
             return Err(CapsuleError::Inconsistent);
         }
         Ok(CapsuleLayout {
             instructions: n,
+            sass_len: sass,
             explicit,
         })
     }
 
-    /// Byte offset of the raw Mercury instruction carried for SASS
-    /// instruction `index`: `None` when that instruction is implicit (rebuilt
-    /// from the SASS by the finalizer) or its item carries no instruction.
-    pub(crate) fn raw_instruction(&self, index: u32) -> Option<usize> {
-        if index >= self.instructions {
-            return None;
-        }
-        let i = self
-            .explicit
-            .binary_search_by_key(&index, |&(lane, _, _)| lane)
-            .ok()?;
-        let (_, at, tag) = self.explicit[i];
-        (tag == 0x02).then_some(at + 16)
+    /// How many SASS instructions (16-byte slots) the capsule's runs cover:
+    /// the whole text of its function when the layout is understood.
+    pub(crate) fn sass_len(&self) -> u32 {
+        self.sass_len
     }
-}
 
-/// The capsule instruction index of each SASS instruction of `text` (16-byte
-/// units): instructions guarded by `!PT` (predicate nibble, bits 12..15 of
-/// the first word, 0xf) have none and do not count.
-pub(crate) fn capsule_indices(text: &[u8]) -> Vec<Option<u32>> {
-    let mut next = 0u32;
-    text.chunks_exact(16)
-        .map(|ins| {
-            if (ins[1] >> 4) == 0xf {
-                None
-            } else {
-                next += 1;
-                Some(next - 1)
-            }
-        })
-        .collect()
+    /// Byte offset of the raw Mercury instruction carried for the capsule
+    /// instruction that stands for SASS instruction `sass` (its 16-byte slot
+    /// in the text): `None` when that instruction is implicit (rebuilt from
+    /// the SASS by the finalizer) or its item carries no instruction.
+    pub(crate) fn raw_instruction(&self, sass: u32) -> Option<usize> {
+        let i = self.explicit.partition_point(|e| e.first <= sass);
+        let e = self.explicit.get(i.checked_sub(1)?)?;
+        (sass - e.first < e.span && e.tag == 0x02).then_some(e.record + 16)
+    }
 }
 
 #[cfg(test)]
@@ -199,8 +260,10 @@ mod tests {
         assert_eq!(b.len(), 0xe6);
         let l = CapsuleLayout::parse(&b).expect("decodes");
         assert_eq!(l.instructions, 38);
-        let lanes: Vec<u32> = l.explicit.iter().map(|e| e.0).collect();
-        assert_eq!(lanes, [0, 1, 2, 5, 6, 20, 30, 32, 35]);
+        let firsts: Vec<u32> = l.explicit.iter().map(|e| e.first).collect();
+        assert_eq!(firsts, [0, 1, 2, 5, 6, 20, 30, 32, 35]);
+        // 37 instructions, then the trailer `d0 05`: BRA and 10 NOPs.
+        assert_eq!(l.sass_len(), 37 + 11);
         // cb+8 (instruction 6) and cshared (instruction 32): 2-unit records.
         assert_eq!(l.raw_instruction(6), Some(0x64));
         assert_eq!(l.raw_instruction(32), Some(0xb4));
@@ -210,47 +273,77 @@ mod tests {
         assert_eq!(l.raw_instruction(38), None);
     }
 
-    #[test]
-    fn two_byte_items() {
-        // Instructions 0..3, 0 and 2 explicit: a `d0 00` item, then a 2-unit
-        // record; instruction 3 (the last zero bit) is the trailer's.
-        let mut b = unhex("00000000010000c004000000 02000000 d000");
-        b.extend_from_slice(&[0x02; 1]);
-        b.extend_from_slice(&[0; 31]);
-        b.extend_from_slice(&[0x50, 0x07]);
-        let mut b2 = b.clone();
-        b2[12] = 0b0010; // zeros: 0, 2, 3
-        let l = CapsuleLayout::parse(&b2).expect("decodes");
-        assert_eq!(l.raw_instruction(0), None);
-        assert_eq!(l.raw_instruction(2), Some(0x10 + 2 + 16));
-        // A `51 02` prefix before the record: its raw copy moves by 2.
-        let mut p = b2.clone();
-        p.splice(0x12..0x12, [0x51, 0x02]);
-        let l = CapsuleLayout::parse(&p).expect("decodes");
-        assert_eq!(l.raw_instruction(2), Some(0x10 + 2 + 2 + 16));
-        // `d0 xx` with xx != 0 is not an item kind measured.
-        b2[0x10 + 1] = 0x05;
-        assert!(matches!(
-            CapsuleLayout::parse(&b2),
-            Err(CapsuleError::UnknownItem { offset: 0x10, .. })
-        ));
+    /// Header and mask of a capsule of `n` instructions whose mask word is
+    /// `mask`.
+    fn header(n: u32, mask: u32) -> Vec<u8> {
+        let mut b = vec![0u8; 4];
+        b.extend_from_slice(&CAPSULE_MAGIC.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        b.extend_from_slice(&mask.to_le_bytes());
+        b
+    }
+
+    fn record(b: &mut Vec<u8>, tag: u8, len: usize) {
+        b.push(tag);
+        b.extend(std::iter::repeat_n(0, len - 1));
     }
 
     #[test]
-    fn never_executed_instructions_do_not_count() {
-        let mut text = vec![0u8; 16 * 5];
-        // 0: LDGSTS-like, 1..2: `@!PT LDS RZ, [RZ]`, 3: NOP, 4: anything.
-        for (i, lo) in [0x7fae_u16, 0xf984, 0xf984, 0x7918, 0x7c10]
-            .into_iter()
-            .enumerate()
-        {
-            text[16 * i..16 * i + 2].copy_from_slice(&lo.to_le_bytes());
+    fn two_byte_items() {
+        // Instructions 0..4: 1 implicit; 0, 2, 3 explicit: a `d0 00` item
+        // (one NOP), then a 2-unit record; 3 is the trailer (`50 07`: 14).
+        let mut b = header(4, 0b0010);
+        b.extend_from_slice(&[0xd0, 0x00]);
+        record(&mut b, 0x02, 32);
+        b.extend_from_slice(&[0x50, 0x07]);
+        let l = CapsuleLayout::parse(&b).expect("decodes");
+        assert_eq!(l.sass_len(), 1 + 1 + 1 + 14);
+        assert_eq!(l.raw_instruction(0), None);
+        assert_eq!(l.raw_instruction(2), Some(0x10 + 2 + 16));
+        // A `51 02` prefix before the record: its raw copy moves by 2, and
+        // it stands for 4 SASS instructions (fillers + LDGSTS).
+        let mut p = b.clone();
+        p.splice(0x12..0x12, [0x51, 0x02]);
+        let l = CapsuleLayout::parse(&p).expect("decodes");
+        assert_eq!(l.sass_len(), 1 + 1 + 4 + 14);
+        for sass in 2..6 {
+            assert_eq!(l.raw_instruction(sass), Some(0x10 + 2 + 2 + 16));
         }
-        assert_eq!(
-            capsule_indices(&text),
-            [Some(0), None, None, Some(1), Some(2)]
-        );
-        assert!(capsule_indices(&text[..15]).is_empty());
+        assert_eq!(l.raw_instruction(6), None);
+        // `d0 05` inside the items: one item for 11 instructions.
+        let mut r = b.clone();
+        r[0x11] = 0x05;
+        let l = CapsuleLayout::parse(&r).expect("decodes");
+        assert_eq!(l.sass_len(), 11 + 1 + 1 + 14);
+        assert_eq!(l.raw_instruction(12), Some(0x10 + 2 + 16));
+        // A prefix before a 4-byte item, or before a two-byte item, is not
+        // a kind measured; nor is a count of 0.
+        let mut q = header(2, 0);
+        q.extend_from_slice(&[0x51, 0x02, 0x42, 0, 0, 0, 0x50, 0x07]);
+        assert!(matches!(
+            CapsuleLayout::parse(&q),
+            Err(CapsuleError::UnknownItem { offset: 0x12, .. })
+        ));
+        let mut z = b.clone();
+        z[0x10] = 0x50;
+        assert_eq!(CapsuleLayout::parse(&z), Err(CapsuleError::Inconsistent));
+    }
+
+    #[test]
+    fn spans_cover_fences() {
+        // `d1 04`: tag 0x51, 9 instructions (a fence's four `@!PT LDS`
+        // fillers, MEMBAR.ALL.CTA, MEMBAR.SC.GPU, ERRBAR, CGAERRBAR,
+        // CCTL.IVALL), as in nvshmem's `nvshmemi_transfer_syncapi_update_mem`.
+        let mut b = header(3, 0b001);
+        b.extend_from_slice(&[0xd1, 0x04]);
+        record(&mut b, 0x02, 32);
+        b.extend_from_slice(&[0x50, 0x07]);
+        let l = CapsuleLayout::parse(&b).expect("decodes");
+        assert_eq!(l.sass_len(), 1 + 9 + 14);
+        assert_eq!(l.raw_instruction(0), None);
+        assert_eq!(l.raw_instruction(1), Some(0x10 + 2 + 16));
+        assert_eq!(l.raw_instruction(9), Some(0x10 + 2 + 16));
+        assert_eq!(l.raw_instruction(10), None);
     }
 
     #[test]

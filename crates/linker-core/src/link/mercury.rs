@@ -49,7 +49,7 @@
 //!   -r writes them **and** kept, so the final link rewrites them wherever the
 //!   object lands; `.nv.merc.symtab` stays index-aligned with `.symtab`.
 
-use super::capsule::{capsule_indices, CapsuleLayout};
+use super::capsule::CapsuleLayout;
 use super::live::Live;
 use super::relocate::{is_driver_provided, stays_undefined, UNIFIED_TABLE_SYMBOLS};
 use super::sections::{Body, InfoTo, LinkTo, OutSection, Patch, Placement, Plan, Role};
@@ -1719,7 +1719,14 @@ fn write_capsule_operands(
     let Some(text_data) = f.cubin.sections.get(text as usize).map(|s| s.data) else {
         return;
     };
-    let index = capsule_indices(text_data);
+    if text_data.len() % 16 != 0 || layout.sass_len() as usize != text_data.len() / 16 {
+        tracing::debug!(
+            file = f.name,
+            section = sec.name,
+            "capsule runs do not cover the function's text: left unpatched"
+        );
+        return;
+    }
     let mut sass: BTreeMap<(u32, i64), Vec<u64>> = BTreeMap::new();
     for rs in f
         .cubin
@@ -1757,9 +1764,8 @@ fn write_capsule_operands(
             if within + width > 16 {
                 continue;
             }
-            let Some(raw) = usize::try_from(sass_offset / 16)
+            let Some(raw) = u32::try_from(sass_offset / 16)
                 .ok()
-                .and_then(|i| index.get(i).copied().flatten())
                 .and_then(|i| layout.raw_instruction(i))
             else {
                 continue; // implicit: rebuilt from the SASS
