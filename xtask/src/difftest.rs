@@ -561,6 +561,9 @@ struct ObjGen<'a> {
     /// their own so that older seeds still make the same programs (plus the
     /// additions).
     extra: Rng,
+    /// A third stream, for fences (added after the jump tables), so that
+    /// seeds keep their earlier additions too.
+    fences: Rng,
 }
 
 impl ObjGen<'_> {
@@ -714,6 +717,15 @@ impl ObjGen<'_> {
             // nvlink adds to the kernels reaching it (`%ctaid.z` before
             // sm_90: EIATTR_CTAIDZ_USED).
             let _ = writeln!(body, "\tmov.u32 %r7, %ctaid.z;\n\tadd.u32 %r1, %r1, %r7;");
+        }
+        if !in_kernel && self.fences.chance(5) {
+            // A memory fence in a device function: on Blackwell its SASS run
+            // (fillers, MEMBARs, ERRBAR, CGAERRBAR, CCTL) is one capsule
+            // instruction behind a span prefix, which moves the capsule
+            // operands after it. Kept out of kernels, which nvlink
+            // re-finalizes when they hold fences (docs/blackwell.md §8).
+            let fence = ["membar.gl;", "fence.sc.gpu;", "fence.acq_rel.gpu;"];
+            let _ = writeln!(body, "\t{}", fence[self.fences.range(0, 2)]);
         }
         match rng.range(0, 13) {
             0 | 1 => {
@@ -1078,6 +1090,7 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             needs: Needs::default(),
             label: 0,
             extra: Rng::new(seed ^ 0x4A54_0000_0000_0000 ^ ((o as u64) << 32)),
+            fences: Rng::new(seed ^ 0x4645_4e43_0000_0000 ^ ((o as u64) << 32)),
         };
         let mut data = String::new();
         let mut code = String::new();
