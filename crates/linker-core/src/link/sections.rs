@@ -549,6 +549,33 @@ pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
     }
 }
 
+/// The live device function that replaced `f`'s definition of the function
+/// whose text is section `text`: `Some` when that definition held its name
+/// when its input was read and a later input's definition won (weak, then
+/// strong or a weak copy with fewer registers).
+fn replacing_winner(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    f: &InputFile<'_>,
+    text: u32,
+) -> Option<u32> {
+    let r = super::symbols::SymRef {
+        file: f.id,
+        index: *f.func_sym.get(text as usize)?,
+    };
+    if !db.replaced.contains(&r) {
+        return None;
+    }
+    let w = db.resolve(r).filter(|&w| w != r)?;
+    let wsec = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
+    let fi = live.func_of_text[w.file.0 as usize]
+        .get(wsec as usize)
+        .copied()
+        .flatten()?;
+    (live.live[fi as usize] && !live.funcs[fi as usize].is_kernel).then_some(fi)
+}
+
 /// For each live non-kernel function with a constant bank 2 section, the live
 /// kernels whose call tree ([`Live::call_tree`]) reaches it (none listed:
 /// not reached by a kernel).
@@ -570,6 +597,14 @@ fn bank2_kernels(
                 .and_then(|t| live.func_of_text[f.id.0 as usize][t as usize]);
             if let Some(fi) = func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
                 has_bank2[fi as usize] = true;
+                any = true;
+            }
+            // A replaced copy's table: its alignment goes to the banks of the
+            // kernels reaching the winner (`place_bank2`).
+            let winner =
+                f.owner[s.index as usize].and_then(|t| replacing_winner(files, db, live, f, t));
+            if let Some(w) = winner {
+                has_bank2[w as usize] = true;
                 any = true;
             }
         }
@@ -631,6 +666,7 @@ fn place_bank2(
     deferred: &[(FileId, u32, u32)],
     mut kernel_bank2: HashMap<u32, OutSecId>,
     losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
+    replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
     leader: &[u32],
 ) {
     // Same-named local kernels of several inputs share one bank (measured,
@@ -640,6 +676,13 @@ fn place_bank2(
     // relocations (nvlink lists them twice).
     let key = |k: u32| leader[k as usize];
     let sec_of = |file: FileId, sec: u32| &files[file.0 as usize].cubin.sections[sec as usize];
+    // The largest alignment of the tables `list` names.
+    let replaced_align = |list: &[(FileId, u32)]| {
+        list.iter()
+            .map(|&(f, s)| sec_of(f, s).addralign.max(1))
+            .max()
+            .unwrap_or(1)
+    };
     // A bank named after function `fi` (its `.text` as sh_info), empty.
     let new_bank = |plan: &mut Plan, fi: u32, like: &Section<'_>| -> OutSecId {
         let kf = &live.funcs[fi as usize];
@@ -724,7 +767,8 @@ fn place_bank2(
     for &(file, sec, fi) in deferred.iter().rev() {
         // The function's table, then its losing copies', as one block.
         let mut members: Vec<(FileId, u32, u64)> = vec![(file, sec, 0)];
-        let mut end = sec_of(file, sec).size;
+        let input_size = sec_of(file, sec).size;
+        let mut end = input_size;
         let mut block_align = sec_of(file, sec).addralign.max(1);
         for &(lf, ls) in losers.get(&fi).map(Vec::as_slice).unwrap_or(&[]) {
             let l = sec_of(lf, ls);
@@ -732,6 +776,33 @@ fn place_bank2(
             members.push((lf, ls, at));
             end = at + l.size;
             block_align = block_align.max(l.addralign.max(1));
+        }
+        // A replaced copy's table adds no bytes, only its alignment, as an
+        // empty member at the block's end; on Blackwell it also lies over the
+        // winner's table (zeros, with its Mercury relocations): written after
+        // the winner's bytes at sm_100/103, under them at sm_120/121.
+        let replaced_here = replaced.get(&fi).map(Vec::as_slice).unwrap_or(&[]);
+        if !replaced_here.is_empty() {
+            let ra = replaced_align(replaced_here);
+            end = align_up(end, ra);
+            block_align = block_align.max(ra);
+            if plan.arch.is_blackwell_or_later() {
+                // nvlink clips an overlay to the winner's table (bytes and
+                // relocations past it dropped); culink lays over only the
+                // copies that fit (measured both ways, `bank2_replaced_align`).
+                let fits = |&&(rf, rs): &&(FileId, u32)| sec_of(rf, rs).size <= input_size;
+                plan.zeroed
+                    .extend(replaced_here.iter().filter(fits).copied());
+                let overlay = replaced_here
+                    .iter()
+                    .filter(fits)
+                    .map(|&(rf, rs)| (rf, rs, 0));
+                if plan.arch.sm >= 120 {
+                    members.splice(0..0, overlay);
+                } else {
+                    members.extend(overlay);
+                }
+            }
         }
         let input = sec_of(file, sec);
         let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
@@ -781,6 +852,22 @@ fn place_bank2(
                     out,
                     offset: offset + at,
                 });
+            }
+        }
+    }
+    // A replaced copy's table whose winner has none: the banks the
+    // reaching kernels have take its alignment (none is created; measured,
+    // fixture `bank2_replaced_align`).
+    for (&fi, list) in replaced {
+        if placed.contains(&fi) {
+            continue;
+        }
+        let ra = replaced_align(list);
+        for k in reach.get(&fi).map(Vec::as_slice).unwrap_or(&[]) {
+            if let Some(&id) = kernel_bank2.get(&key(*k)) {
+                let o = plan.sec_mut(id);
+                o.align = o.align.max(ra);
+                grown.insert(id);
             }
         }
     }
@@ -867,6 +954,7 @@ pub(crate) fn plan(
     };
     let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
     let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
+    let mut bank2_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
@@ -949,6 +1037,9 @@ pub(crate) fn plan(
                         if let Some(w) = winner.filter(|&w| live.live[w as usize]) {
                             bank2_losers.entry(w).or_default().push((f.id, s.index));
                         }
+                    } else if let Some(w) = replacing_winner(files, db, live, f, text) {
+                        // Replaced by a later input's copy (`place_bank2`).
+                        bank2_replaced.entry(w).or_default().push((f.id, s.index));
                     }
                 }
                 continue;
@@ -1117,6 +1208,7 @@ pub(crate) fn plan(
         &bank2_deferred,
         kernel_bank2,
         &bank2_losers,
+        &bank2_replaced,
         &leader,
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a

@@ -387,6 +387,19 @@ fn write_section(
                 let f = &files[p.file.0 as usize];
                 let src = f.cubin.sections[p.section as usize].data;
                 let at = p.offset as usize;
+                if at + src.len() > dst.len() {
+                    return Err(Error::new(
+                        crate::ErrorKind::Unsupported,
+                        format!(
+                            "piece of {} bytes at {at:#x} past the end of output section {} ({:#x} bytes)",
+                            src.len(),
+                            plan.sec(id).name,
+                            dst.len()
+                        ),
+                    )
+                    .in_file(f.name)
+                    .in_section(f.cubin.sections[p.section as usize].name));
+                }
                 if at > end {
                     dst[end..at].fill(0);
                 }
