@@ -667,6 +667,7 @@ fn place_bank2(
     mut kernel_bank2: HashMap<u32, OutSecId>,
     losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
     replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
+    empty: &HashSet<(FileId, u32)>,
     leader: &[u32],
 ) {
     // Same-named local kernels of several inputs share one bank (measured,
@@ -743,7 +744,11 @@ fn place_bank2(
     // Device functions with no table of their own: a bank of their own.
     // (One whose own table was dropped, no kernel reaching it, keeps
     // nothing: difftest 140135.)
-    let placed: HashSet<u32> = deferred.iter().map(|d| d.2).collect();
+    let placed: HashSet<u32> = deferred
+        .iter()
+        .filter(|d| !empty.contains(&(d.0, d.1)))
+        .map(|d| d.2)
+        .collect();
     for (&fi, list) in losers {
         let func = &live.funcs[fi as usize];
         let own_table = files[func.key.file.0 as usize]
@@ -764,7 +769,45 @@ fn place_bank2(
         .iter()
         .map(|(&k, &id)| (k, plan.sec(id).size))
         .collect();
+    // Alignments of empty blocks for kernels that had no bank yet.
+    let mut pending_align: HashMap<u32, u64> = HashMap::default();
     for &(file, sec, fi) in deferred.iter().rev() {
+        // A replaced copy's table whose winner has none: an empty block,
+        // aligned like the table, that the reaching kernels' banks grow to
+        // (none is created; measured: difftest 180149, fixture
+        // `bank2_replaced_align`).
+        if empty.contains(&(file, sec)) {
+            let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
+            let a = kernels
+                .iter()
+                .filter_map(|k| kernel_bank2.get(k))
+                .map(|&id| plan.sec(id).align)
+                .fold(sec_of(file, sec).addralign.max(1), u64::max);
+            let start = kernels
+                .iter()
+                .map(|k| high.get(k).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let offset = align_up(start, a);
+            for &k in &kernels {
+                high.insert(k, offset);
+                match kernel_bank2.get(&k) {
+                    Some(&id) => {
+                        let o = plan.sec_mut(id);
+                        o.align = o.align.max(a);
+                        o.size = o.size.max(offset);
+                        grown.insert(id);
+                    }
+                    // A bank created later for this kernel takes the
+                    // alignment (measured: difftest 110120).
+                    None => {
+                        let p = pending_align.entry(k).or_insert(1);
+                        *p = (*p).max(a);
+                    }
+                }
+            }
+            continue;
+        }
         // The function's table, then its losing copies', as one block.
         let mut members: Vec<(FileId, u32, u64)> = vec![(file, sec, 0)];
         let input_size = sec_of(file, sec).size;
@@ -827,6 +870,9 @@ fn place_bank2(
                 None => {
                     let id = new_bank(plan, k, input);
                     kernel_bank2.insert(k, id);
+                    if let Some(p) = pending_align.remove(&k) {
+                        plan.sec_mut(id).align = p;
+                    }
                     id
                 }
             };
@@ -852,22 +898,6 @@ fn place_bank2(
                     out,
                     offset: offset + at,
                 });
-            }
-        }
-    }
-    // A replaced copy's table whose winner has none: the banks the
-    // reaching kernels have take its alignment (none is created; measured,
-    // fixture `bank2_replaced_align`).
-    for (&fi, list) in replaced {
-        if placed.contains(&fi) {
-            continue;
-        }
-        let ra = replaced_align(list);
-        for k in reach.get(&fi).map(Vec::as_slice).unwrap_or(&[]) {
-            if let Some(&id) = kernel_bank2.get(&key(*k)) {
-                let o = plan.sec_mut(id);
-                o.align = o.align.max(ra);
-                grown.insert(id);
             }
         }
     }
@@ -955,6 +985,7 @@ pub(crate) fn plan(
     let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
     let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     let mut bank2_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
+    let mut bank2_empty: HashSet<(FileId, u32)> = HashSet::default();
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
@@ -1038,8 +1069,22 @@ pub(crate) fn plan(
                             bank2_losers.entry(w).or_default().push((f.id, s.index));
                         }
                     } else if let Some(w) = replacing_winner(files, db, live, f, text) {
-                        // Replaced by a later input's copy (`place_bank2`).
-                        bank2_replaced.entry(w).or_default().push((f.id, s.index));
+                        // Replaced by a later input's copy (`place_bank2`):
+                        // a member of the winner's block when the winner has
+                        // a table, else an empty block of its own, placed in
+                        // input order like a table.
+                        let wf = &live.funcs[w as usize];
+                        let winner_table = files[wf.key.file.0 as usize]
+                            .cubin
+                            .sections
+                            .iter()
+                            .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text);
+                        if winner_table {
+                            bank2_replaced.entry(w).or_default().push((f.id, s.index));
+                        } else if bank2_reach.contains_key(&w) {
+                            bank2_deferred.push((f.id, s.index, w));
+                            bank2_empty.insert((f.id, s.index));
+                        }
                     }
                 }
                 continue;
@@ -1209,6 +1254,7 @@ pub(crate) fn plan(
         kernel_bank2,
         &bank2_losers,
         &bank2_replaced,
+        &bank2_empty,
         &leader,
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a
