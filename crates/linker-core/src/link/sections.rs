@@ -808,6 +808,21 @@ fn place_bank2(
             }
             continue;
         }
+        // At a replaced copy's slot: the winner's own table.
+        let (file, sec) = if replaced.get(&fi).is_some_and(|l| l.contains(&(file, sec))) {
+            let wf = &live.funcs[fi as usize];
+            match files[wf.key.file.0 as usize]
+                .cubin
+                .sections
+                .iter()
+                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text)
+            {
+                Some(b) => (wf.key.file, b.index),
+                None => continue,
+            }
+        } else {
+            (file, sec)
+        };
         // The function's table, then its losing copies', as one block.
         let mut members: Vec<(FileId, u32, u64)> = vec![(file, sec, 0)];
         let input_size = sec_of(file, sec).size;
@@ -986,6 +1001,8 @@ pub(crate) fn plan(
     let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     let mut bank2_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     let mut bank2_empty: HashSet<(FileId, u32)> = HashSet::default();
+    // Winner → the replaced copy's table whose place its table takes.
+    let mut bank2_slot: HashMap<u32, (FileId, u32)> = HashMap::default();
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
@@ -1080,7 +1097,14 @@ pub(crate) fn plan(
                             .iter()
                             .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text);
                         if winner_table {
+                            // The winner's table takes the first replaced
+                            // copy's place in the input order (measured:
+                            // difftest 190010).
                             bank2_replaced.entry(w).or_default().push((f.id, s.index));
+                            if bank2_reach.contains_key(&w) && !bank2_slot.contains_key(&w) {
+                                bank2_slot.insert(w, (f.id, s.index));
+                                bank2_deferred.push((f.id, s.index, w));
+                            }
                         } else if bank2_reach.contains_key(&w) {
                             bank2_deferred.push((f.id, s.index, w));
                             bank2_empty.insert((f.id, s.index));
@@ -1099,7 +1123,8 @@ pub(crate) fn plan(
             let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
             if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
                 if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
-                    if bank2_reach.contains_key(&fi) {
+                    // (At a replaced copy's slot when there is one.)
+                    if bank2_reach.contains_key(&fi) && !bank2_slot.contains_key(&fi) {
                         bank2_deferred.push((f.id, s.index, fi));
                     }
                     // A function no kernel reaches: nvlink drops its bank
