@@ -838,7 +838,8 @@ fn place_bank2(
         // A replaced copy's table adds no bytes, only its alignment, as an
         // empty member at the block's end; on Blackwell it also lies over the
         // winner's table (zeros, with its Mercury relocations): written after
-        // the winner's bytes at sm_100/103, under them at sm_120/121.
+        // the winner's bytes at sm_100/103 and, for a table of the winner's
+        // size, at sm_120/121; a shorter one under them there.
         let replaced_here = replaced.get(&fi).map(Vec::as_slice).unwrap_or(&[]);
         if !replaced_here.is_empty() {
             let ra = replaced_align(replaced_here);
@@ -851,14 +852,17 @@ fn place_bank2(
                 let fits = |&&(rf, rs): &&(FileId, u32)| sec_of(rf, rs).size <= input_size;
                 plan.zeroed
                     .extend(replaced_here.iter().filter(fits).copied());
-                let overlay = replaced_here
-                    .iter()
-                    .filter(fits)
-                    .map(|&(rf, rs)| (rf, rs, 0));
-                if plan.arch.sm >= 120 {
-                    members.splice(0..0, overlay);
-                } else {
-                    members.extend(overlay);
+                // sm_120/121 show the zeros only over a winner's table of
+                // the same size (difftest 110055); a shorter copy lies under
+                // the winner's bytes.
+                let under =
+                    |r: &(FileId, u32)| plan.arch.sm >= 120 && sec_of(r.0, r.1).size < input_size;
+                for &r in replaced_here.iter().filter(fits) {
+                    if under(&r) {
+                        members.insert(0, (r.0, r.1, 0));
+                    } else {
+                        members.push((r.0, r.1, 0));
+                    }
                 }
             }
         }
