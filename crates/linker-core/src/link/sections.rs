@@ -108,6 +108,15 @@ impl Pieces {
             Pieces::One(first) => *self = Pieces::Many(vec![first.clone(), p]),
         }
     }
+
+    /// Puts a piece first (an overlay at offset 0, written before the rest).
+    pub(crate) fn push_front(&mut self, p: Piece) {
+        match self {
+            Pieces::Many(v) if v.is_empty() => *self = Pieces::One(p),
+            Pieces::Many(v) => v.insert(0, p),
+            Pieces::One(first) => *self = Pieces::Many(vec![p, first.clone()]),
+        }
+    }
 }
 
 impl std::ops::Deref for Pieces {
@@ -549,7 +558,7 @@ pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
     }
 }
 
-/// The live device function that replaced `f`'s definition of the function
+/// The live function (a kernel too) that replaced `f`'s definition of the function
 /// whose text is section `text`: `Some` when that definition held its name
 /// when its input was read and a later input's definition won (weak, then
 /// strong or a weak copy with fewer registers).
@@ -573,7 +582,7 @@ fn replacing_winner(
         .get(wsec as usize)
         .copied()
         .flatten()?;
-    (live.live[fi as usize] && !live.funcs[fi as usize].is_kernel).then_some(fi)
+    live.live[fi as usize].then_some(fi)
 }
 
 /// For each live non-kernel function with a constant bank 2 section, the live
@@ -601,8 +610,9 @@ fn bank2_kernels(
             }
             // A replaced copy's table: its alignment goes to the banks of the
             // kernels reaching the winner (`place_bank2`).
-            let winner =
-                f.owner[s.index as usize].and_then(|t| replacing_winner(files, db, live, f, t));
+            let winner = f.owner[s.index as usize]
+                .and_then(|t| replacing_winner(files, db, live, f, t))
+                .filter(|&w| !live.funcs[w as usize].is_kernel);
             if let Some(w) = winner {
                 has_bank2[w as usize] = true;
                 any = true;
@@ -668,6 +678,7 @@ fn place_bank2(
     losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
     replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
     empty: &HashSet<(FileId, u32)>,
+    kernel_replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
     leader: &[u32],
 ) {
     // Same-named local kernels of several inputs share one bank (measured,
@@ -771,6 +782,19 @@ fn place_bank2(
         .collect();
     // Alignments of empty blocks for kernels that had no bank yet.
     let mut pending_align: HashMap<u32, u64> = HashMap::default();
+    for (&k, list) in kernel_replaced {
+        let a = replaced_align(list);
+        match kernel_bank2.get(&key(k)) {
+            Some(&id) => {
+                let o = plan.sec_mut(id);
+                o.align = o.align.max(a);
+            }
+            None => {
+                let p = pending_align.entry(key(k)).or_insert(1);
+                *p = (*p).max(a);
+            }
+        }
+    }
     for &(file, sec, fi) in deferred.iter().rev() {
         // A replaced copy's table whose winner has none: an empty block,
         // aligned like the table, that the reaching kernels' banks grow to
@@ -920,6 +944,31 @@ fn place_bank2(
             }
         }
     }
+    // On Blackwell a replaced kernel's own table also lies under the
+    // winner's bank from offset 0 (zeros; its Mercury relocations copied),
+    // when the bank holds it (measured at sm_100, `bank2_replaced_align`).
+    if plan.arch.is_blackwell_or_later() {
+        for (&k, list) in kernel_replaced {
+            let Some(&id) = kernel_bank2.get(&key(k)) else {
+                continue;
+            };
+            let size = plan.sec(id).size;
+            for &(rf, rs) in list.iter().rev() {
+                if sec_of(rf, rs).size > size {
+                    continue;
+                }
+                plan.zeroed.insert((rf, rs));
+                plan.placement[rf.0 as usize][rs as usize] = Some(Placement { out: id, offset: 0 });
+                if let Body::Pieces(p) = &mut plan.sec_mut(id).body {
+                    p.push_front(Piece {
+                        file: rf,
+                        section: rs,
+                        offset: 0,
+                    });
+                }
+            }
+        }
+    }
     // A bank that received functions' tables ends at its alignment
     // (measured: a created bank holding 0x8 bytes at 0x18 and 0x14 at 0x20,
     // align 8, is 0x38 bytes; fixture `bank2_layout`).
@@ -1005,6 +1054,7 @@ pub(crate) fn plan(
     let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     let mut bank2_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     let mut bank2_empty: HashSet<(FileId, u32)> = HashSet::default();
+    let mut bank2_kernel_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
     // Winner → the replaced copy's table whose place its table takes.
     let mut bank2_slot: HashMap<u32, (FileId, u32)> = HashMap::default();
     // (first kernel of a name, section type) → the output section its
@@ -1089,6 +1139,16 @@ pub(crate) fn plan(
                         if let Some(w) = winner.filter(|&w| live.live[w as usize]) {
                             bank2_losers.entry(w).or_default().push((f.id, s.index));
                         }
+                    } else if let Some(w) = replacing_winner(files, db, live, f, text)
+                        .filter(|&w| live.funcs[w as usize].is_kernel)
+                    {
+                        // A weak kernel's own table, replaced: its alignment
+                        // goes to the winner's bank (measured: difftest
+                        // 120014, fixture `bank2_replaced_align`).
+                        bank2_kernel_replaced
+                            .entry(w)
+                            .or_default()
+                            .push((f.id, s.index));
                     } else if let Some(w) = replacing_winner(files, db, live, f, text) {
                         // Replaced by a later input's copy (`place_bank2`):
                         // a member of the winner's block when the winner has
@@ -1284,6 +1344,7 @@ pub(crate) fn plan(
         &bank2_losers,
         &bank2_replaced,
         &bank2_empty,
+        &bank2_kernel_replaced,
         &leader,
     );
     // nvlink appends the parameter bank of a weak kernel overridden by a
