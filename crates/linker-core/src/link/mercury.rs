@@ -1269,6 +1269,7 @@ impl<'d> Mercury<'d> {
             }
         }
         let mut out: Vec<u8> = vec![0; 24];
+        out[8..16].copy_from_slice(&plan.null_value.to_le_bytes());
         self.main_to_merc = vec![0; n_main];
         let mut first_global: Option<u32> = None;
         // A kernel's parameter-bank section symbol has, as Mercury twin, the

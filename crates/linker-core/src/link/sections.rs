@@ -288,6 +288,11 @@ pub(crate) struct Plan {
     /// Input sections copied as zeros (Blackwell: the jump tables of weak
     /// copies that lost, `place_bank2`).
     pub zeroed: HashSet<(FileId, u32)>,
+    /// The value nvlink leaves in the null symbol (`symtab[0]`, both
+    /// tables): the bank offset of the last appended table of a weak copy
+    /// that lost when read, when the winner has a table of its own (an
+    /// artifact of its bookkeeping, measured; 0 otherwise).
+    pub null_value: u64,
 }
 
 impl Plan {
@@ -935,6 +940,16 @@ fn place_bank2(
             first.get_or_insert(id);
             grown.insert(id);
         }
+        // nvlink's null symbol keeps the last appended loser's offset.
+        if first.is_some() {
+            if let Some(&(_, _, at)) = members
+                .iter()
+                .rev()
+                .find(|m| losers.get(&fi).is_some_and(|l| l.contains(&(m.0, m.1))))
+            {
+                plan.null_value = offset + at;
+            }
+        }
         if let Some(out) = first {
             for &(mf, ms, at) in &members {
                 plan.placement[mf.0 as usize][ms as usize] = Some(Placement {
@@ -1023,6 +1038,7 @@ pub(crate) fn plan(
         reserved_base: Vec::new(),
         kernel_leader: Vec::new(),
         zeroed: HashSet::default(),
+        null_value: 0,
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
     plan.add(OutSection::new("", SHT_NULL, Role::Null));

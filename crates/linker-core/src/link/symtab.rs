@@ -167,7 +167,7 @@ pub(crate) fn build<'a>(
         other: 0,
         section: None,
         shndx_raw: 0,
-        value: 0,
+        value: plan.null_value,
         size: 0,
     }];
     let mut section_syms = vec![0u32; plan.sections.len()];
