@@ -652,6 +652,30 @@ fn bank2_kernels(
     reach
 }
 
+/// What `plan` gathers for [`place_bank2`] while it walks the inputs.
+#[derive(Default)]
+struct Bank2 {
+    /// The live kernels reaching each non-kernel function with a table
+    /// ([`bank2_kernels`]).
+    reach: HashMap<u32, Vec<u32>>,
+    /// Tables to place (file, section, function), in input order: the
+    /// functions' own, replaced copies' slots and empty blocks.
+    deferred: Vec<(FileId, u32, u32)>,
+    /// Kernels' own banks, by kernel.
+    kernels: HashMap<u32, OutSecId>,
+    /// Tables of weak copies that lost when read, by winning function.
+    losers: BTreeMap<u32, Vec<(FileId, u32)>>,
+    /// Tables of copies replaced by a later definition, by winning device
+    /// function (when it has a table of its own).
+    replaced: BTreeMap<u32, Vec<(FileId, u32)>>,
+    /// Replaced copies' tables placed as empty blocks (the winner has none).
+    empty: HashSet<(FileId, u32)>,
+    /// Own tables of weak kernels replaced by a later definition, by winner.
+    kernel_replaced: BTreeMap<u32, Vec<(FileId, u32)>>,
+    /// Winner → the replaced copy's table whose place its table takes.
+    slot: HashMap<u32, (FileId, u32)>,
+}
+
 /// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
 /// of every kernel reaching them, as nvlink 13.0.88 does (measured, fixture
 /// `cu_bank2`): a kernel's own bank 2 stays at offset 0; the functions'
@@ -677,15 +701,19 @@ fn place_bank2(
     live: &Live,
     plan: &mut Plan,
     text_out: &[HashMap<u32, OutSecId>],
-    reach: &HashMap<u32, Vec<u32>>,
-    deferred: &[(FileId, u32, u32)],
-    mut kernel_bank2: HashMap<u32, OutSecId>,
-    losers: &BTreeMap<u32, Vec<(FileId, u32)>>,
-    replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
-    empty: &HashSet<(FileId, u32)>,
-    kernel_replaced: &BTreeMap<u32, Vec<(FileId, u32)>>,
+    b2: Bank2,
     leader: &[u32],
 ) {
+    let Bank2 {
+        ref reach,
+        ref deferred,
+        kernels: mut kernel_bank2,
+        ref losers,
+        ref replaced,
+        ref empty,
+        ref kernel_replaced,
+        slot: _,
+    } = b2;
     // Same-named local kernels of several inputs share one bank (measured,
     // difftest 60106, fixture `bank2_static_twins`: one `.nv.constant2.sk`
     // for two `sk`, at every arch). Each copy still adds its tables: the
@@ -1061,22 +1089,17 @@ pub(crate) fn plan(
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     // Constant bank 2 (sm_75-89): the kernels reaching each non-kernel function
     // that has one, its deferred sections, and the kernels' own banks.
-    let bank2_reach = if relocatable {
-        HashMap::default()
-    } else {
-        bank2_kernels(files, db, live)
+    let mut b2 = Bank2 {
+        reach: if relocatable {
+            HashMap::default()
+        } else {
+            bank2_kernels(files, db, live)
+        },
+        ..Bank2::default()
     };
-    let mut bank2_deferred: Vec<(FileId, u32, u32)> = Vec::new();
-    let mut bank2_losers: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
-    let mut bank2_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
-    let mut bank2_empty: HashSet<(FileId, u32)> = HashSet::default();
-    let mut bank2_kernel_replaced: BTreeMap<u32, Vec<(FileId, u32)>> = BTreeMap::new();
-    // Winner → the replaced copy's table whose place its table takes.
-    let mut bank2_slot: HashMap<u32, (FileId, u32)> = HashMap::default();
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
-    let mut kernel_bank2: HashMap<u32, OutSecId> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -1153,41 +1176,41 @@ pub(crate) fn plan(
                                 .flatten()
                         });
                         if let Some(w) = winner.filter(|&w| live.live[w as usize]) {
-                            bank2_losers.entry(w).or_default().push((f.id, s.index));
+                            b2.losers.entry(w).or_default().push((f.id, s.index));
                         }
-                    } else if let Some(w) = replacing_winner(files, db, live, f, text)
-                        .filter(|&w| live.funcs[w as usize].is_kernel)
-                    {
-                        // A weak kernel's own table, replaced: its alignment
-                        // goes to the winner's bank (measured: difftest
-                        // 120014, fixture `bank2_replaced_align`).
-                        bank2_kernel_replaced
-                            .entry(w)
-                            .or_default()
-                            .push((f.id, s.index));
                     } else if let Some(w) = replacing_winner(files, db, live, f, text) {
-                        // Replaced by a later input's copy (`place_bank2`):
-                        // a member of the winner's block when the winner has
-                        // a table, else an empty block of its own, placed in
-                        // input order like a table.
                         let wf = &live.funcs[w as usize];
-                        let winner_table = files[wf.key.file.0 as usize]
-                            .cubin
-                            .sections
-                            .iter()
-                            .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text);
-                        if winner_table {
-                            // The winner's table takes the first replaced
-                            // copy's place in the input order (measured:
-                            // difftest 190010).
-                            bank2_replaced.entry(w).or_default().push((f.id, s.index));
-                            if bank2_reach.contains_key(&w) && !bank2_slot.contains_key(&w) {
-                                bank2_slot.insert(w, (f.id, s.index));
-                                bank2_deferred.push((f.id, s.index, w));
+                        let winner_table = || {
+                            files[wf.key.file.0 as usize]
+                                .cubin
+                                .sections
+                                .iter()
+                                .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text)
+                        };
+                        if wf.is_kernel {
+                            // A weak kernel's own table, replaced: its
+                            // alignment goes to the winner's bank (measured:
+                            // difftest 120014, fixture `bank2_replaced_align`).
+                            b2.kernel_replaced
+                                .entry(w)
+                                .or_default()
+                                .push((f.id, s.index));
+                        } else if winner_table() {
+                            // Replaced by a later input's copy with a table
+                            // (`place_bank2`): a member of the winner's
+                            // block, which takes the first replaced copy's
+                            // place in the input order (measured: difftest
+                            // 190010).
+                            b2.replaced.entry(w).or_default().push((f.id, s.index));
+                            if b2.reach.contains_key(&w) && !b2.slot.contains_key(&w) {
+                                b2.slot.insert(w, (f.id, s.index));
+                                b2.deferred.push((f.id, s.index, w));
                             }
-                        } else if bank2_reach.contains_key(&w) {
-                            bank2_deferred.push((f.id, s.index, w));
-                            bank2_empty.insert((f.id, s.index));
+                        } else if b2.reach.contains_key(&w) {
+                            // The winner has no table: an empty block of its
+                            // own, placed in input order like a table.
+                            b2.deferred.push((f.id, s.index, w));
+                            b2.empty.insert((f.id, s.index));
                         }
                     }
                 }
@@ -1204,8 +1227,8 @@ pub(crate) fn plan(
             if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
                 if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
                     // (At a replaced copy's slot when there is one.)
-                    if bank2_reach.contains_key(&fi) && !bank2_slot.contains_key(&fi) {
-                        bank2_deferred.push((f.id, s.index, fi));
+                    if b2.reach.contains_key(&fi) && !b2.slot.contains_key(&fi) {
+                        b2.deferred.push((f.id, s.index, fi));
                     }
                     // A function no kernel reaches: nvlink drops its bank
                     // (the driver loads bank 2 per kernel), its code's
@@ -1301,7 +1324,7 @@ pub(crate) fn plan(
                 }
                 if s.sh_type == SHT_CUDA_CONSTANT2 {
                     if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
-                        kernel_bank2.insert(fi, id);
+                        b2.kernels.insert(fi, id);
                     }
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
@@ -1349,20 +1372,7 @@ pub(crate) fn plan(
             }
         }
     }
-    place_bank2(
-        files,
-        live,
-        &mut plan,
-        &text_out,
-        &bank2_reach,
-        &bank2_deferred,
-        kernel_bank2,
-        &bank2_losers,
-        &bank2_replaced,
-        &bank2_empty,
-        &bank2_kernel_replaced,
-        &leader,
-    );
+    place_bank2(files, live, &mut plan, &text_out, b2, &leader);
     // nvlink appends the parameter bank of a weak kernel overridden by a
     // strong one to the winner's bank of the same name (0x218 + 0x218 on
     // sm_90); not when the winner is weak too (fixture `cu_weak_kernels`),
