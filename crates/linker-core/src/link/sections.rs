@@ -1161,12 +1161,12 @@ pub(crate) fn plan(
                         file: f.id,
                         index: sym,
                     };
-                    // Only when the copy it lost to is the final winner (weak,
-                    // weak, strong: the second copy's table is dropped too;
-                    // difftest 140114).
-                    let first_def_wins = db.global_of[fid][sym as usize]
-                        .is_some_and(|g| db.global(g).1.first_def == db.resolve(r));
-                    if super::live::lost_to_earlier(db, f, sym) && first_def_wins {
+                    // Only when the copy it lost to is the final winner, i.e.
+                    // the winner was read before it (weak, weak, strong: the
+                    // second copy's table is dropped too, difftest 140114;
+                    // weak, strong, weak: the third's is kept, 210122).
+                    let winner_before = db.resolve(r).is_some_and(|w| w.file.0 < f.id.0);
+                    if super::live::lost_to_earlier(db, f, sym) && winner_before {
                         let winner = db.resolve(r).and_then(|w| {
                             let wsec = files[w.file.0 as usize].cubin.symbols[w.index as usize]
                                 .section()?;
