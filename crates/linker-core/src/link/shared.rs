@@ -380,6 +380,12 @@ pub(crate) fn layout(
                         .sections
                         .get(rs.info as usize)
                         .is_some_and(|t| t.flags & SHF_EXECINSTR != 0)
+                    // Not the code of a weak copy that lost when its input
+                    // was read (measured: difftest 120114, fixture
+                    // `shared_weak_loser`): nvlink never saw its uses.
+                    && f.func_sym
+                        .get(rs.info as usize)
+                        .is_none_or(|&sym| sym == 0 || !super::live::lost_to_earlier(db, f, sym))
             }) {
                 for r in f.cubin.relocs(rs) {
                     let sr = SymRef {
