@@ -590,6 +590,42 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        // A bank holding no table, only zeros up to a replaced copy's empty
+        // block (`sections::place_bank2`), gets a twin of zeros too
+        // (measured: difftest 130103).
+        let like = &files[list[0].0 .0 as usize].cubin.sections[list[0].1 as usize];
+        let bare: Vec<OutSecId> = plan
+            .sections
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| {
+                o.name.starts_with(".nv.constant2.")
+                    && matches!(&o.body, Body::Pieces(p) if p.is_empty())
+            })
+            .map(|(i, _)| OutSecId(i as u32))
+            .filter(|id| !self.const_opt_twin.contains_key(id))
+            .collect();
+        for sass in bare {
+            let out = plan.sec(sass);
+            let name = out.name.strip_prefix(".nv.constant2.").unwrap_or(&out.name);
+            let info = match out.info {
+                InfoTo::Section(t) => capsule_of.get(&t).copied(),
+                _ => None,
+            };
+            let mut o = OutSection::new(
+                format!(".nv.merc.nv.constant.optimizer.{name}"),
+                like.sh_type,
+                Role::Mercury(group::DATA),
+            );
+            o.flags = like.flags;
+            o.entsize = like.entsize;
+            o.align = out.align;
+            o.size = out.size;
+            o.info = info.map_or(InfoTo::Raw(0), InfoTo::Section);
+            o.body = Body::Pieces(super::sections::Pieces::default());
+            let id = plan.add(o);
+            self.const_opt_twin.insert(sass, id);
+        }
     }
 
     /// Phase 5: decides every Mercury relocation (resolved, dropped or kept),

@@ -855,8 +855,18 @@ fn place_bank2(
                         o.size = o.size.max(offset);
                         grown.insert(id);
                     }
-                    // A bank created later for this kernel takes the
-                    // alignment (measured: difftest 110120).
+                    // A kernel without a bank gets one up to the block
+                    // (zeros; difftest 180033, 130103), unless the block is
+                    // at 0: an empty bank is none, and a bank created later
+                    // takes the alignment (difftest 110120).
+                    None if offset > 0 => {
+                        let id = new_bank(plan, k, sec_of(file, sec));
+                        kernel_bank2.insert(k, id);
+                        let o = plan.sec_mut(id);
+                        o.align = pending_align.remove(&k).unwrap_or(1).max(a);
+                        o.size = offset;
+                        grown.insert(id);
+                    }
                     None => {
                         let p = pending_align.entry(k).or_insert(1);
                         *p = (*p).max(a);
