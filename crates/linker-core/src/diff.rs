@@ -1218,8 +1218,10 @@ pub fn check_program_headers(cubin: &Cubin<'_>) -> Vec<Difference> {
     // NOBITS section in section order with its alignment. nvlink's filesz may
     // also run up to the first NOBITS section's aligned offset (measured: a
     // 0x43-byte `.nv.global.init` followed by an align-16 `.nv.shared.<k>`
-    // gives filesz 0x50, fixture `cu_features` sm_75).
-    let nobits_align = nobits.first().map_or(1, |s| s.addralign);
+    // gives filesz 0x50, fixture `cu_features` sm_75), or a later one's (a
+    // 0x98-byte one, then an align-4 `.nv.shared.<k>` and the align-16
+    // `.nv_debug.shared`: 0xa0, fixture `bank2_kernel_loser_pad` sm_75).
+    let nobits_align = nobits.iter().map(|s| s.addralign).max().unwrap_or(1);
     let data_seg = if init.is_some() || !nobits.is_empty() {
         let (off, filesz_min, filesz_max) = match init {
             Some(s) => (
