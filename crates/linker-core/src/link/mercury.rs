@@ -545,32 +545,7 @@ impl<'d> Mercury<'d> {
             let primary = bank.and_then(|b| plan.placement[file.0 as usize][b.index as usize]);
             let mut primary_done = false;
             for &(sass, offset) in places {
-                let id = match self.const_opt_twin.get(&sass) {
-                    Some(&id) => id,
-                    None => {
-                        let out = plan.sec(sass);
-                        let name = out.name.strip_prefix(".nv.constant2.").unwrap_or(&out.name);
-                        let info = match out.info {
-                            InfoTo::Section(t) => capsule_of.get(&t).copied(),
-                            _ => None,
-                        };
-                        let (size, align) = (out.size, out.align);
-                        let mut o = OutSection::new(
-                            format!(".nv.merc.nv.constant.optimizer.{name}"),
-                            s.sh_type,
-                            Role::Mercury(group::DATA),
-                        );
-                        o.flags = s.flags;
-                        o.entsize = s.entsize;
-                        o.align = align;
-                        o.size = size;
-                        o.info = info.map_or(InfoTo::Raw(0), InfoTo::Section);
-                        o.body = Body::Pieces(super::sections::Pieces::default());
-                        let id = plan.add(o);
-                        self.const_opt_twin.insert(sass, id);
-                        id
-                    }
-                };
+                let id = self.const_opt_twin_of(plan, sass, s, &capsule_of);
                 if let Body::Pieces(p) = &mut plan.sec_mut(id).body {
                     p.push(super::sections::Piece {
                         file,
@@ -606,26 +581,44 @@ impl<'d> Mercury<'d> {
             .filter(|id| !self.const_opt_twin.contains_key(id))
             .collect();
         for sass in bare {
-            let out = plan.sec(sass);
-            let name = out.name.strip_prefix(".nv.constant2.").unwrap_or(&out.name);
-            let info = match out.info {
-                InfoTo::Section(t) => capsule_of.get(&t).copied(),
-                _ => None,
-            };
-            let mut o = OutSection::new(
-                format!(".nv.merc.nv.constant.optimizer.{name}"),
-                like.sh_type,
-                Role::Mercury(group::DATA),
-            );
-            o.flags = like.flags;
-            o.entsize = like.entsize;
-            o.align = out.align;
-            o.size = out.size;
-            o.info = info.map_or(InfoTo::Raw(0), InfoTo::Section);
-            o.body = Body::Pieces(super::sections::Pieces::default());
-            let id = plan.add(o);
-            self.const_opt_twin.insert(sass, id);
+            self.const_opt_twin_of(plan, sass, like, &capsule_of);
         }
+    }
+
+    /// The Mercury twin of output bank 2 `sass`
+    /// (`.nv.merc.nv.constant.optimizer.<k>`: its size and alignment,
+    /// `sh_info` the kernel's capsule, type and flags as input twin `like`),
+    /// created empty on first use.
+    fn const_opt_twin_of(
+        &mut self,
+        plan: &mut Plan,
+        sass: OutSecId,
+        like: &crate::cubin::Section<'_>,
+        capsule_of: &HashMap<OutSecId, OutSecId>,
+    ) -> OutSecId {
+        if let Some(&id) = self.const_opt_twin.get(&sass) {
+            return id;
+        }
+        let out = plan.sec(sass);
+        let name = out.name.strip_prefix(".nv.constant2.").unwrap_or(&out.name);
+        let info = match out.info {
+            InfoTo::Section(t) => capsule_of.get(&t).copied(),
+            _ => None,
+        };
+        let mut o = OutSection::new(
+            format!(".nv.merc.nv.constant.optimizer.{name}"),
+            like.sh_type,
+            Role::Mercury(group::DATA),
+        );
+        o.flags = like.flags;
+        o.entsize = like.entsize;
+        o.align = out.align;
+        o.size = out.size;
+        o.info = info.map_or(InfoTo::Raw(0), InfoTo::Section);
+        o.body = Body::Pieces(super::sections::Pieces::default());
+        let id = plan.add(o);
+        self.const_opt_twin.insert(sass, id);
+        id
     }
 
     /// Phase 5: decides every Mercury relocation (resolved, dropped or kept),
