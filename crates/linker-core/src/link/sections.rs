@@ -712,7 +712,7 @@ fn place_bank2(
         ref replaced,
         ref empty,
         ref kernel_replaced,
-        slot: _,
+        ref slot,
     } = b2;
     // Same-named local kernels of several inputs share one bank (measured,
     // difftest 60106, fixture `bank2_static_twins`: one `.nv.constant2.sk`
@@ -757,6 +757,45 @@ fn place_bank2(
         let input = sec_of(file, sec);
         let offset = plan.sec_mut(id).append(file, input);
         plan.placement[file.0 as usize][sec as usize] = Some(Placement { out: id, offset });
+    };
+    // The kernel's bank, created when it has none; a new one takes the
+    // alignment an earlier empty block left for it (`pending`).
+    let bank_for = |plan: &mut Plan,
+                    banks: &mut HashMap<u32, OutSecId>,
+                    pending: &mut HashMap<u32, u64>,
+                    k: u32,
+                    like: &Section<'_>|
+     -> OutSecId {
+        *banks.entry(k).or_insert_with(|| {
+            let id = new_bank(plan, k, like);
+            if let Some(p) = pending.remove(&k) {
+                plan.sec_mut(id).align = p;
+            }
+            id
+        })
+    };
+    // Where a block of alignment `block_align` goes in the banks of
+    // `kernels`: one offset valid in all, the highest end they hold so far,
+    // aligned to the block's and the banks' alignment (measured: an align-4
+    // table after a kernel's own align-8 bank of 0x24 bytes goes at 0x28;
+    // fixture `bank2_layout`). Returns (alignment, offset).
+    let block_offset = |plan: &Plan,
+                        banks: &HashMap<u32, OutSecId>,
+                        high: &HashMap<u32, u64>,
+                        kernels: &[u32],
+                        block_align: u64|
+     -> (u64, u64) {
+        let a = kernels
+            .iter()
+            .filter_map(|k| banks.get(k))
+            .map(|&id| plan.sec(id).align)
+            .fold(block_align, u64::max);
+        let start = kernels
+            .iter()
+            .map(|k| high.get(k).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        (a, align_up(start, a))
     };
     let mut grown: std::collections::BTreeSet<OutSecId> = std::collections::BTreeSet::new();
     // On Blackwell their bytes are zeros (the Mercury twin keeps their
@@ -836,48 +875,30 @@ fn place_bank2(
         // `bank2_replaced_align`).
         if empty.contains(&(file, sec)) {
             let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
-            let a = kernels
-                .iter()
-                .filter_map(|k| kernel_bank2.get(k))
-                .map(|&id| plan.sec(id).align)
-                .fold(sec_of(file, sec).addralign.max(1), u64::max);
-            let start = kernels
-                .iter()
-                .map(|k| high.get(k).copied().unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            let offset = align_up(start, a);
+            let like = sec_of(file, sec);
+            let (a, offset) =
+                block_offset(plan, &kernel_bank2, &high, &kernels, like.addralign.max(1));
             for &k in &kernels {
                 high.insert(k, offset);
-                match kernel_bank2.get(&k) {
-                    Some(&id) => {
-                        let o = plan.sec_mut(id);
-                        o.align = o.align.max(a);
-                        o.size = o.size.max(offset);
-                        grown.insert(id);
-                    }
-                    // A kernel without a bank gets one up to the block
-                    // (zeros; difftest 180033, 130103), unless the block is
-                    // at 0: an empty bank is none, and a bank created later
-                    // takes the alignment (difftest 110120).
-                    None if offset > 0 => {
-                        let id = new_bank(plan, k, sec_of(file, sec));
-                        kernel_bank2.insert(k, id);
-                        let o = plan.sec_mut(id);
-                        o.align = pending_align.remove(&k).unwrap_or(1).max(a);
-                        o.size = offset;
-                        grown.insert(id);
-                    }
-                    None => {
-                        let p = pending_align.entry(k).or_insert(1);
-                        *p = (*p).max(a);
-                    }
+                // A kernel without a bank gets one up to the block (zeros;
+                // difftest 180033, 130103), unless the block is at 0: an
+                // empty bank is none, and a bank created later takes the
+                // alignment (difftest 110120).
+                if offset == 0 && !kernel_bank2.contains_key(&k) {
+                    let p = pending_align.entry(k).or_insert(1);
+                    *p = (*p).max(a);
+                    continue;
                 }
+                let id = bank_for(plan, &mut kernel_bank2, &mut pending_align, k, like);
+                let o = plan.sec_mut(id);
+                o.align = o.align.max(a);
+                o.size = o.size.max(offset);
+                grown.insert(id);
             }
             continue;
         }
         // At a replaced copy's slot: the winner's own table.
-        let (file, sec) = if replaced.get(&fi).is_some_and(|l| l.contains(&(file, sec))) {
+        let (file, sec) = if slot.get(&fi) == Some(&(file, sec)) {
             let wf = &live.funcs[fi as usize];
             match files[wf.key.file.0 as usize]
                 .cubin
@@ -936,33 +957,10 @@ fn place_bank2(
         }
         let input = sec_of(file, sec);
         let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
-        // Aligned to the banks' alignment so far too (measured: an align-4
-        // table after a kernel's own align-8 bank of 0x24 bytes goes at 0x28;
-        // fixture `bank2_layout`).
-        let a = kernels
-            .iter()
-            .filter_map(|k| kernel_bank2.get(k))
-            .map(|&id| plan.sec(id).align)
-            .fold(block_align, u64::max);
-        let start = kernels
-            .iter()
-            .map(|k| high.get(k).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0);
-        let offset = align_up(start, a);
+        let (a, offset) = block_offset(plan, &kernel_bank2, &high, &kernels, block_align);
         let mut first = None;
         for &k in &kernels {
-            let id = match kernel_bank2.get(&k) {
-                Some(&id) => id,
-                None => {
-                    let id = new_bank(plan, k, input);
-                    kernel_bank2.insert(k, id);
-                    if let Some(p) = pending_align.remove(&k) {
-                        plan.sec_mut(id).align = p;
-                    }
-                    id
-                }
-            };
+            let id = bank_for(plan, &mut kernel_bank2, &mut pending_align, k, input);
             let o = plan.sec_mut(id);
             o.align = o.align.max(a);
             o.size = o.size.max(offset + end);
@@ -979,8 +977,8 @@ fn place_bank2(
             first.get_or_insert(id);
             grown.insert(id);
         }
-        // nvlink's null symbol keeps the last appended loser's offset.
-        if first.is_some() {
+        if let Some(out) = first {
+            // nvlink's null symbol keeps the last appended loser's offset.
             if let Some(&(_, _, at)) = members
                 .iter()
                 .rev()
@@ -988,8 +986,6 @@ fn place_bank2(
             {
                 plan.null_value = offset + at;
             }
-        }
-        if let Some(out) = first {
             for &(mf, ms, at) in &members {
                 plan.placement[mf.0 as usize][ms as usize] = Some(Placement {
                     out,
