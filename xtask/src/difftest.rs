@@ -1264,6 +1264,8 @@ struct Options {
     count: u64,
     archs: Vec<String>,
     keep: Option<PathBuf>,
+    /// Also link `-r` pipelines (see [`relocatable_pipelines`]).
+    relocatable: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -1275,6 +1277,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         count: 20,
         archs: ALL_ARCHS.iter().map(|s| s.to_string()).collect(),
         keep: None,
+        relocatable: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -1297,6 +1300,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--keep" => o.keep = Some(PathBuf::from(val("--keep")?)),
+            "--relocatable" => o.relocatable = true,
             _ => return Err(format!("difftest: unknown argument `{a}`")),
         }
     }
@@ -1396,7 +1400,82 @@ enum Outcome {
     Mismatch(String),
 }
 
-fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome, Program), String> {
+/// `-r` pipelines: culink's `-r` of two neighbouring objects (the first two,
+/// the last two, and objects 1 and 2 when there are four or more), linked in
+/// their place with the others by culink, must be equivalent to nvlink's
+/// direct link of all of them (but for the tkinfo notes, which name the `-r`
+/// link). Returns the report lines.
+fn relocatable_pipelines(
+    culink: &Path,
+    dir: &Path,
+    sm: &str,
+    sm_number: u32,
+    inputs: &[String],
+    reference: &[u8],
+) -> Result<Vec<String>, String> {
+    let n = inputs.len();
+    let mut splits = vec![("prefix", 0usize), ("suffix", n - 2)];
+    if n >= 4 {
+        splits.push(("mid", 1));
+    }
+    let mut report = Vec::new();
+    for (name, at) in splits {
+        let part = &inputs[at..at + 2];
+        let robj = format!("r_{name}.o");
+        let mut cmd = Command::new(culink);
+        cmd.current_dir(dir)
+            .arg(format!("-arch={sm}"))
+            .arg("-r")
+            .args(part)
+            .arg("-o")
+            .arg(&robj);
+        let r = output_within(&mut cmd, LINK_TIMEOUT)?
+            .ok_or_else(|| format!("`{}` ran over {}s", show(&cmd), LINK_TIMEOUT.as_secs()))?;
+        if !r.status.success() {
+            report.push(format!(
+                "-r pipeline {name} ({}): the -r link fails:\n{}",
+                part.join(" "),
+                String::from_utf8_lossy(&r.stderr)
+            ));
+            continue;
+        }
+        let mut order: Vec<String> = inputs[..at].to_vec();
+        order.push(robj);
+        order.extend_from_slice(&inputs[at + 2..]);
+        let out = format!("pipe_{name}.cubin");
+        let fin = link(culink, None, dir, sm, &order, &out)?;
+        let Some(cubin) = fin.cubin.filter(|_| fin.ok) else {
+            report.push(format!(
+                "-r pipeline {name} ({}): the final link fails:\n{}",
+                order.join(" "),
+                fin.stderr
+            ));
+            continue;
+        };
+        let d: Vec<String> = compare(&cubin, reference, sm_number)?
+            .into_iter()
+            .filter(|x| !x.contains(".note.nv.tkinfo"))
+            .filter(|x| !(x.ends_with(" differences") || x.ends_with(" difference")))
+            .collect();
+        if !d.is_empty() {
+            report.push(format!(
+                "-r pipeline {name} ({}): {} difference(s) from nvlink's direct link:",
+                order.join(" "),
+                d.len()
+            ));
+            report.extend(d.into_iter().map(|x| format!("  {x}")));
+        }
+    }
+    Ok(report)
+}
+
+fn run_one(
+    seed: u64,
+    arch: &str,
+    dir: &Path,
+    culink: &Path,
+    relocatable: bool,
+) -> Result<(Outcome, Program), String> {
     let prog = generate(seed, arch);
     let sm = prog.sm();
     let tools = tools_dir();
@@ -1508,6 +1587,13 @@ fn run_one(seed: u64, arch: &str, dir: &Path, culink: &Path) -> Result<(Outcome,
                     "culink output differs between RAYON_NUM_THREADS=1 and 2"
                 );
             }
+            if relocatable && inputs.len() >= 3 {
+                for line in
+                    relocatable_pipelines(culink, dir, &sm, prog.sm_number(), &inputs, t)?
+                {
+                    let _ = writeln!(report, "{line}");
+                }
+            }
         }
     }
     if report.is_empty() {
@@ -1616,10 +1702,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for i in 0..o.count {
         let seed = o.seed.wrapping_add(i);
         let arch = arch_for(seed, &o.archs);
-        let (outcome, prog) = run_one(seed, &arch, &work, &culink)?;
+        let (outcome, prog) = run_one(seed, &arch, &work, &culink, o.relocatable)?;
         let entry = per_arch.entry(arch.clone()).or_default();
         entry.0 += 1;
-        let replay = format!("cargo xtask difftest --seed {seed} --count 1 --archs {arch}");
+        let replay = format!(
+            "cargo xtask difftest --seed {seed} --count 1 --archs {arch}{}",
+            if o.relocatable { " --relocatable" } else { "" }
+        );
         match outcome {
             Outcome::Same => {}
             Outcome::PtxasTimeout => {

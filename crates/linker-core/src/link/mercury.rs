@@ -441,6 +441,10 @@ impl<'d> Mercury<'d> {
                                 continue;
                             }
                         }
+                        if plan.relocatable && s.sh_type == SHT_CUDA_MERC_CONST_OPT {
+                            m.place_const_opt_r(f, s, plan);
+                            continue;
+                        }
                         let id = match merged.get(s.name) {
                             Some(&id) => id,
                             None => {
@@ -471,12 +475,6 @@ impl<'d> Mercury<'d> {
                             });
                         }
                         plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset });
-                        if s.sh_type == SHT_CUDA_MERC_CONST_OPT {
-                            // `-r`: one per function, as its bank 2.
-                            if let Some(c) = plan.placement[fid][s.info as usize] {
-                                plan.sec_mut(id).info = InfoTo::Section(c.out);
-                            }
-                        }
                     }
                 }
             }
@@ -583,6 +581,54 @@ impl<'d> Mercury<'d> {
         for sass in bare {
             self.const_opt_twin_of(plan, sass, like, &capsule_of);
         }
+    }
+
+    /// `-r`: the Mercury twin of a function's bank 2 (input section `s` of
+    /// `f`), one output section per input one, as the SASS bank (a table of
+    /// the function; the same name may stand for static functions of several
+    /// inputs): placed when that bank is, `sh_info` the capsule of the text
+    /// the bank names — the winner's for the table of a weak copy that lost
+    /// when read (`sections::relocatable_loser_table_owner`).
+    fn place_const_opt_r(
+        &mut self,
+        f: &InputFile<'d>,
+        s: &crate::cubin::Section<'_>,
+        plan: &mut Plan,
+    ) {
+        let fid = f.id.0 as usize;
+        let text = f
+            .cubin
+            .sections
+            .get(s.info as usize)
+            .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
+            .and_then(|c| f.cubin.symbols.get(c.info as usize))
+            .and_then(|sym| sym.section());
+        let bank = text.and_then(|t| {
+            f.cubin
+                .sections
+                .iter()
+                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == t)
+        });
+        let Some(bp) = bank.and_then(|b| plan.placement[fid][b.index as usize]) else {
+            return; // the bank was dropped (a weak copy's that lost): so is its twin
+        };
+        let capsule = match plan.sec(bp.out).info {
+            InfoTo::Section(t) => self.texts.iter().find(|c| c.3 == t).map(|c| c.2),
+            _ => None,
+        };
+        let mut o = OutSection::new(s.name, s.sh_type, Role::Mercury(group::DATA));
+        o.flags = s.flags;
+        o.entsize = s.entsize;
+        o.align = s.addralign.max(1);
+        o.size = s.size;
+        o.info = capsule.map_or(InfoTo::Raw(0), InfoTo::Section);
+        o.body = Body::Pieces(super::sections::Pieces::One(super::sections::Piece {
+            file: f.id,
+            section: s.index,
+            offset: 0,
+        }));
+        let id = plan.add(o);
+        plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset: 0 });
     }
 
     /// The Mercury twin of output bank 2 `sass`
@@ -735,15 +781,17 @@ impl<'d> Mercury<'d> {
                     };
                     // A losing definition's frame entries: as the SASS
                     // `.debug_frame`'s RELA ones (`nvinfo::frame_reloc_dropped`).
-                    if is_frame
-                        && !plan.relocatable
-                        && super::nvinfo::frame_reloc_dropped(db, f, si, true)
-                    {
+                    if is_frame && super::nvinfo::frame_reloc_dropped(db, f, si, true) {
                         continue;
                     }
                     if rtype == rm::R_MERCURY_UNUSED_CLEAR64 {
                         if !def_placed(plan) {
                             patch(plan, RelocType::R_CUDA_UNUSED_CLEAR64.0, 0);
+                        } else if let Some(d) = def.filter(|_| plan.relocatable) {
+                            // `-r`: kept (nvlink -r drops it), so that the
+                            // final link clears the range if the function
+                            // dies there, as a direct link does.
+                            self.kept.push(keep(MTarget::Input(d), addend));
                         }
                         continue;
                     }

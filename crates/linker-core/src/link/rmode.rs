@@ -11,16 +11,24 @@
 //! holds only culink's entry, and no function is dead-stripped.
 //!
 //! Relocations: `.debug_frame`'s CIE pointers (section-symbol references
-//! inside a non-allocated section) are resolved and `R_CUDA_UNUSED_CLEAR*`
-//! entries dropped, as nvlink does, and so are those inside a weak
-//! `.nv.global.init` variable that lost to a weak one
+//! inside a non-allocated section) are resolved, as nvlink -r does, and kept
+//! (RELA, also the REL one ptxas writes for the CIE at offset 0), so that the
+//! frames point at their CIEs wherever the final link puts them; the
+//! `R_CUDA_UNUSED_CLEAR*` entries are kept (nvlink -r drops them) so that the
+//! final link clears the ranges of functions that die there; a losing
+//! definition's frame relocations follow the final link's rule
+//! (`nvinfo::frame_reloc_dropped`); those inside a weak `.nv.global.init`
+//! variable that lost to a weak one are dropped, as by nvlink
 //! (`live::dropped_init_ranges`); **every other relocation is kept**
 //! (against the resolved definition, section-symbol addends rebased by the
 //! contribution's offset), including constant-bank and static shared-memory
 //! references, which nvlink -r resolves. Keeping them is what makes the
 //! object correct to link again after another object with `.nv.constant3`
 //! or shared memory (docs/differences.md). Undefined references are not
-//! errors: the final link reports them.
+//! errors: the final link reports them. `.common` variables stay common
+//! (nvlink -r allocates them). The tests link each `-r` fixture's output
+//! again, alone and split (the `-r` of all inputs but the first or last,
+//! linked with it), and compare with nvlink's direct link.
 //!
 //! Blackwell objects keep their whole Mercury family (`mercury.rs`, which
 //! classifies the Mercury relocations by the same rules; `docs/blackwell.md`
@@ -122,11 +130,20 @@ pub(crate) fn classify(
                     continue;
                 }
                 let debug_target = target.flags & SHF_ALLOC == 0;
-                if debug_target
-                    && db.resolve(here) != Some(here)
-                    && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
-                {
-                    continue;
+                if debug_target && db.resolve(here) != Some(here) {
+                    // A losing definition's entries. Frames follow the final
+                    // link's rule (`nvinfo::frame_reloc_dropped`) now: the
+                    // final link sees one definition only, so what stays is
+                    // resolved against the winner there (the address kept or
+                    // the range cleared as the winner lives or dies).
+                    let dropped = if target.name == ".debug_frame" {
+                        super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela)
+                    } else {
+                        is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)
+                    };
+                    if dropped {
+                        continue;
+                    }
                 }
                 let Some(def) = db.resolve(here) else {
                     keep(plan, SymTarget::Input(here), r.addend);
@@ -147,6 +164,11 @@ pub(crate) fn classify(
                             value: 0,
                             bank: None,
                         });
+                    } else {
+                        // Kept (nvlink -r drops it), so that the final link
+                        // clears the range if the function dies there, as a
+                        // direct link does.
+                        keep(plan, SymTarget::Input(def), r.addend);
                     }
                     continue;
                 }
@@ -162,22 +184,25 @@ pub(crate) fn classify(
                     // output section, known now and written as nvlink -r
                     // writes it. nvlink -r then drops the relocation, so its
                     // output relinked after other objects points at their
-                    // CIE; culink keeps RELA ones (sm_90+; the Mercury side
-                    // does the same) so the final link moves them along. A
-                    // REL entry cannot carry the section offset: dropped.
+                    // CIE; culink keeps it (the Mercury side does the same)
+                    // so the final link moves it along. ptxas writes the
+                    // pointer to the CIE at offset 0 as a REL entry (implicit
+                    // addend 0, the others RELA): kept as RELA, since the
+                    // offset inside the output section is its addend now.
                     plan.patches[fid].list(rs.info).push(Patch {
                         offset: r.offset,
                         rtype: r.rtype,
                         value: dplace.offset.wrapping_add(r.addend as u64),
                         bank: None,
                     });
-                    if r.is_rela {
-                        keep(
-                            plan,
-                            SymTarget::Section(dplace.out),
-                            r.addend.wrapping_add(dplace.offset as i64),
-                        );
-                    }
+                    plan.kept.push(KeptReloc {
+                        target: tp.out,
+                        rela: true,
+                        offset: tp.offset.wrapping_add(r.offset),
+                        rtype: r.rtype,
+                        sym: SymTarget::Section(dplace.out),
+                        addend: r.addend.wrapping_add(dplace.offset as i64),
+                    });
                     super::preserve::record(
                         plan,
                         tp.out,

@@ -696,6 +696,29 @@ struct Bank2 {
 /// which no kernel's bank takes. Copies replaced by a later definition keep
 /// nothing.
 #[allow(clippy::too_many_arguments)]
+/// `-r`: the output text of the function whose weak copy owned input section
+/// `sec` of `f` (a table), when that copy lost as its input was read to the
+/// final winner, read before it; the winner's text.
+fn relocatable_loser_table_owner(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    sec: usize,
+    text_out: &[HashMap<u32, OutSecId>],
+) -> Option<OutSecId> {
+    let text = f.owner[sec]?;
+    let sym = f.func_sym[text as usize];
+    let w = db.resolve(super::symbols::SymRef {
+        file: f.id,
+        index: sym,
+    })?;
+    if w.file.0 >= f.id.0 || !super::live::lost_to_earlier(db, f, sym) {
+        return None;
+    }
+    let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
+    text_out[w.file.0 as usize].get(&wtext).copied()
+}
+
 fn place_bank2(
     files: &[InputFile<'_>],
     live: &Live,
@@ -1223,6 +1246,37 @@ pub(crate) fn plan(
                 }
                 continue;
             }
+            if s.sh_type == SHT_CUDA_CONSTANT2 && relocatable && !kept[i] {
+                // `-r`: a weak copy's table, kept (as nvlink -r keeps it)
+                // when the copy lost when read to the final winner read
+                // before it, as a table of the winner (`sh_info` its text):
+                // the final link keeps it, as a direct link keeps the
+                // losing copy's table (difftest -r pipeline, seed 240000).
+                if let Some(t) = relocatable_loser_table_owner(files, db, f, i, &text_out) {
+                    let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
+                    o.flags = s.flags;
+                    o.align = s.addralign.max(1);
+                    o.entsize = s.entsize;
+                    o.section_symbol = section_symbols[i];
+                    o.size = s.size;
+                    o.info = InfoTo::Section(t);
+                    o.link = LinkTo::Zero;
+                    o.body = Body::Pieces(Pieces::One(Piece {
+                        file: f.id,
+                        section: s.index,
+                        offset: 0,
+                    }));
+                    let id = plan.add(o);
+                    plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
+                    // On Blackwell its bytes are zeros, as in a final link
+                    // (`place_bank2`; measured with nvlink -r, fixture
+                    // `bank2_weak_copies_r`).
+                    if arch.is_blackwell_or_later() {
+                        plan.zeroed.insert((f.id, s.index));
+                    }
+                }
+                continue;
+            }
             if !kept[i] || is_rebuilt(s) {
                 continue;
             }
@@ -1430,7 +1484,11 @@ pub(crate) fn plan(
         })
         .collect();
     commons.sort_by_key(|c| c.2);
-    if !commons.is_empty() {
+    // `-r`: they stay `.common` (`symtab.rs`), to merge in the final link
+    // with the declarations and definitions of later objects, as a direct
+    // link merges them (nvlink -r allocates them: its output then clashes
+    // with a later object's larger `.common` or initialized definition).
+    if !commons.is_empty() && !plan.relocatable {
         let id = match plan.merged.get(".nv.global") {
             Some(&id) => id,
             None => {

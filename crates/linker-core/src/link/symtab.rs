@@ -106,6 +106,37 @@ fn out_other(ty: u8, other: u8) -> u8 {
 /// up, except 0xfff2; see [`encode_shndx`]).
 pub(crate) const FIRST_XINDEX: u32 = SHN_LORESERVE as u32;
 
+/// `-r`: the `.common` variables that stay common, reordered among their own
+/// places in the symbol table by their first `.common` declaration (input,
+/// then symbol index). The final link allocates commons in the reverse of
+/// that order (`sections.rs`), so the relinked object places them as a
+/// direct link of the inputs would; the table lists globals by first
+/// mention, which an earlier `extern` can bring forward.
+fn keep_common_order(db: &SymbolDb<'_>, syms: &mut [OutSym<'_>], global_map: &mut [u32]) {
+    let mut commons: Vec<(usize, (u32, u32))> = db
+        .globals
+        .values()
+        .enumerate()
+        .filter(|(gi, g)| g.common.is_some() && global_map[*gi] != 0)
+        .map(|(gi, g)| (gi, g.def.map_or((0, 0), |d| (d.file.0, d.index))))
+        .collect();
+    let mut places: Vec<u32> = commons.iter().map(|&(gi, _)| global_map[gi]).collect();
+    places.sort_unstable();
+    commons.sort_by_key(|c| c.1);
+    let mut moved: Vec<(u32, OutSym<'_>)> = Vec::with_capacity(commons.len());
+    for (&(gi, _), &place) in commons.iter().zip(&places) {
+        let from = global_map[gi] as usize;
+        moved.push((
+            place,
+            std::mem::replace(&mut syms[from], OutSym::section(OutSecId(0))),
+        ));
+        global_map[gi] = place;
+    }
+    for (place, sym) in moved {
+        syms[place as usize] = sym;
+    }
+}
+
 /// `st_shndx` and the `SHT_SYMTAB_SHNDX` entry for a symbol in section
 /// `index`: indices from `first` on go through `SHN_XINDEX`, except 0xfff2,
 /// which nvlink 13.0.88 writes raw (the value of `SHN_COMMON`: it checks the
@@ -234,6 +265,15 @@ pub(crate) fn build<'a>(
             let Some(p) = plan.placement[fid][sec as usize] else {
                 continue;
             };
+            // `-r`: the table of a weak copy that lost when read, kept as the
+            // winner's (`sections::relocatable_loser_table_owner`), loses its
+            // symbols (nvlink -r drops them; nothing refers to them).
+            if rel
+                && dsec.sh_type == SHT_CUDA_CONSTANT2
+                && f.owner[sec as usize].is_some_and(|t| plan.placement[fid][t as usize].is_none())
+            {
+                continue;
+            }
             // Relocatable shared symbols hold their alignment in st_value.
             let value = if dsec.sh_type == SHT_CUDA_SHARED {
                 sym.value
@@ -313,6 +353,11 @@ pub(crate) fn build<'a>(
                         let (p, _) = common.expect("checked");
                         (Some(p.out), p.offset, 0)
                     }
+                    // `-r`: a merged `.common` stays one (`st_value` its
+                    // alignment, as ptxas writes it; sections.rs).
+                    _ if rel && g.common.is_some() => {
+                        (None, g.common.map_or(0, |c| c.align), SHN_COMMON)
+                    }
                     Some(sec) => {
                         let dsec = &f.cubin.sections[sec as usize];
                         let shared = dsec.sh_type == SHT_CUDA_SHARED;
@@ -344,7 +389,10 @@ pub(crate) fn build<'a>(
                     section,
                     shndx_raw,
                     value,
-                    size: common.map(|(_, c)| c.size).unwrap_or(sym.size),
+                    size: common
+                        .map(|(_, c)| c.size)
+                        .or(g.common.filter(|_| rel).map(|c| c.size))
+                        .unwrap_or(sym.size),
                 });
             }
             None => {
@@ -421,6 +469,9 @@ pub(crate) fn build<'a>(
                 });
             }
         }
+    }
+    if rel {
+        keep_common_order(db, &mut syms, &mut global_map);
     }
     // One past the last local (`sh_info`): after the banks when they go last.
     let mut locals_end = first_global;
