@@ -12,7 +12,11 @@
 //! the sm_90 reserve, `st_other` 1, as nvlink writes them); `.debug_frame` CIE
 //! pointers name the `.debug_frame` section symbol with the contribution's
 //! offset added to the addend. Dynamic (`extern .shared`) references and the
-//! cleared ranges of dead functions' FDEs are not listed. On sm_90+ nvlink
+//! cleared ranges of dead functions' FDEs are not listed, nor are a device
+//! function's references to its jump table (bank 2, which lies in every
+//! reaching kernel's bank at offsets of their own), whose `<fn>.const_opt.*`
+//! symbols go as in a link without the option (a kernel's own table keeps
+//! both; fixture `preserve_relocs_tables`). On sm_90+ nvlink
 //! also sizes `.nv_debug.shared` to the 0x400-byte reserve and gives it a
 //! section symbol; culink does the same.
 

@@ -658,7 +658,12 @@ fn classify_file<'d>(
                 // At most 17: `in_const`.
                 let bank = (dsec.sh_type - SHT_CUDA_CONSTANT0) as u8;
                 patch_bank(sym_offset.wrapping_add(r.addend as u64), Some(bank));
-                preserve(&mut items, at, sym_target, resolved_addend);
+                // A device function's jump table lies in the bank of every
+                // kernel reaching it, at offsets of their own: nvlink keeps
+                // no entry for it (a kernel's own table keeps its entries).
+                if !device_function_table(df, dsec) {
+                    preserve(&mut items, at, sym_target, resolved_addend);
+                }
             } else if non_alloc && linker_may {
                 patch_bank(sym_offset.wrapping_add(r.addend as u64), None);
                 preserve(&mut items, at, sym_target, resolved_addend);
@@ -822,4 +827,22 @@ pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {
         s.size = bytes.len() as u64;
         s.body = Body::Bytes(bytes);
     }
+}
+
+/// Whether `sec` of `f` is the bank 2 (jump tables) of a function that is
+/// not a kernel (`--preserve-relocs` keeps neither its symbols nor the
+/// references to them, as nvlink; measured at sm_75-90, difftest seeds
+/// 230014, 230024).
+pub(crate) fn device_function_table(f: &InputFile<'_>, sec: &crate::cubin::Section<'_>) -> bool {
+    sec.sh_type == SHT_CUDA_CONSTANT2
+        && f.owner
+            .get(sec.index as usize)
+            .copied()
+            .flatten()
+            .is_some_and(|text| {
+                f.cubin
+                    .symbols
+                    .get(f.func_sym[text as usize] as usize)
+                    .is_some_and(|s| s.other & STO_CUDA_ENTRY == 0)
+            })
 }

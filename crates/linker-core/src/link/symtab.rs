@@ -258,7 +258,8 @@ pub(crate) fn build<'a>(
                     && f.owner.get(sec as usize).copied().flatten().is_some()
                     && is_variable(sym.ty())
                     && !rel
-                    && plan.resolved.is_none())
+                    && (plan.resolved.is_none()
+                        || super::relocate::device_function_table(f, dsec)))
             {
                 continue;
             }
