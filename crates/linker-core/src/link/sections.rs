@@ -1317,7 +1317,13 @@ pub(crate) fn plan(
                             && l != fi
                             && !arch.is_blackwell_or_later();
                         let window = s.sh_type == SHT_CUDA_SHARED;
-                        (bank || window).then_some((l, s.sh_type))
+                        // A kernel's own jump table: one bank 2 per name
+                        // too, at every arch (`place_bank2`; difftest 240011:
+                        // the later copy's table, the first copy reaching a
+                        // function with one).
+                        let table =
+                            s.sh_type == SHT_CUDA_CONSTANT2 && live.funcs[fi as usize].is_kernel;
+                        (bank || window || table).then_some((l, s.sh_type))
                     }
                     _ => None,
                 };
@@ -1385,7 +1391,7 @@ pub(crate) fn plan(
                 }
                 if s.sh_type == SHT_CUDA_CONSTANT2 {
                     if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
-                        b2.kernels.insert(fi, id);
+                        b2.kernels.insert(leader[fi as usize], id);
                     }
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
