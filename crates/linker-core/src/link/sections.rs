@@ -1130,6 +1130,8 @@ pub(crate) fn plan(
     // (first kernel of a name, section type) → the output section its
     // copies share: parameter banks before Blackwell, shared windows.
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
+    // Kernel names (their first copy) whose bank 2 holds a copy's own table.
+    let mut own_table: HashSet<u32> = HashSet::default();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -1320,9 +1322,14 @@ pub(crate) fn plan(
                         // A kernel's own jump table: one bank 2 per name
                         // too, at every arch (`place_bank2`; difftest 240011:
                         // the later copy's table, the first copy reaching a
-                        // function with one).
-                        let table =
-                            s.sh_type == SHT_CUDA_CONSTANT2 && live.funcs[fi as usize].is_kernel;
+                        // function with one) — unless a copy's own table is
+                        // there already: then a bank of its own, holding only
+                        // that table (measured: a third copy, fixture
+                        // `bank2_static_twins_own`; two copies' constants at
+                        // sm_75, docs/differences.md).
+                        let table = s.sh_type == SHT_CUDA_CONSTANT2
+                            && live.funcs[fi as usize].is_kernel
+                            && !own_table.contains(&l);
                         (bank || window || table).then_some((l, s.sh_type))
                     }
                     _ => None,
@@ -1391,7 +1398,8 @@ pub(crate) fn plan(
                 }
                 if s.sh_type == SHT_CUDA_CONSTANT2 {
                     if let Some(fi) = func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
-                        b2.kernels.insert(leader[fi as usize], id);
+                        b2.kernels.entry(leader[fi as usize]).or_insert(id);
+                        own_table.insert(leader[fi as usize]);
                     }
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
