@@ -1588,9 +1588,7 @@ fn run_one(
                 );
             }
             if relocatable && inputs.len() >= 3 {
-                for line in
-                    relocatable_pipelines(culink, dir, &sm, prog.sm_number(), &inputs, t)?
-                {
+                for line in relocatable_pipelines(culink, dir, &sm, prog.sm_number(), &inputs, t)? {
                     let _ = writeln!(report, "{line}");
                 }
             }
