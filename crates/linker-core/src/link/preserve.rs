@@ -11,7 +11,9 @@
 //! `$__sh1__13` stay in the symbol table, valued at their window offset plus
 //! the sm_90 reserve, `st_other` 1, as nvlink writes them); `.debug_frame` CIE
 //! pointers name the `.debug_frame` section symbol with the contribution's
-//! offset added to the addend. Dynamic (`extern .shared`) references and the
+//! offset added to the addend. Shared-memory symbols go where
+//! [`SharedHomes`] says. Dynamic (`extern .shared`) references (but those of
+//! code no kernel reaches on sm_90, when the name has a symbol) and the
 //! cleared ranges of dead functions' FDEs are not listed, nor are a device
 //! function's references to its jump table (bank 2, which lies in every
 //! reaching kernel's bank at offsets of their own), whose `<fn>.const_opt.*`
@@ -103,15 +105,108 @@ pub(crate) fn create_sections(plan: &mut Plan) {
         o.body = Body::Bytes(Vec::new());
         plan.add(o);
     }
-    if plan.arch.is_sm90_or_later() {
+    // The region of module-scope variables several kernels use, whose
+    // symbols go there (`SharedHomes`).
+    let region_end = plan
+        .shared
+        .region
+        .values()
+        .map(|&(off, size)| off + size)
+        .max();
+    let reserve = if plan.arch.is_sm90_or_later() {
+        super::shared::SM90_SHARED_RESERVE
+    } else {
+        0
+    };
+    if plan.arch.is_sm90_or_later() || region_end.is_some() {
         if let Some(s) = plan
             .sections
             .iter_mut()
             .find(|s| s.name == ".nv_debug.shared" && s.sh_type == SHT_NOBITS)
         {
-            s.size = s.size.max(super::shared::SM90_SHARED_RESERVE);
+            s.size = s.size.max(reserve + region_end.unwrap_or(0));
             s.section_symbol = true;
         }
+    }
+}
+
+/// Where `--preserve-relocs` puts the symbols of module-scope shared
+/// variables (measured at sm_75/90, difftest seeds 230014, 230017, 230026
+/// and hand-written links; fixture `preserve_relocs_shared`): a variable one
+/// kernel uses in that kernel's `.nv.shared.<k>` at its window offset, one
+/// several kernels use (the link's module-scope region) in `.nv_debug.shared`
+/// at its region offset, both after the sm_90+ reserve and with `st_other`
+/// 1; `.nv_debug.shared` then grows to hold the region, and on sm_90+ each
+/// `extern .shared` name gets a `GLOBAL` symbol there, valued one below the
+/// reserve.
+pub(crate) struct SharedHomes {
+    /// Output `.nv_debug.shared`, when there is one and the link preserves.
+    pub debug_shared: Option<OutSecId>,
+    /// Kernel → its output `.nv.shared.<k>`.
+    windows: HashMap<u32, OutSecId>,
+    active: bool,
+}
+
+impl SharedHomes {
+    pub(crate) fn new(plan: &Plan, relocatable: bool) -> Self {
+        let active = plan.resolved.is_some() && !relocatable;
+        let mut homes = SharedHomes {
+            debug_shared: None,
+            windows: HashMap::new(),
+            active,
+        };
+        if !active {
+            return homes;
+        }
+        for (i, s) in plan.sections.iter().enumerate() {
+            if s.sh_type != SHT_NOBITS {
+                continue;
+            }
+            if s.name == ".nv_debug.shared" {
+                homes.debug_shared = Some(OutSecId(i as u32));
+            } else if let Some(k) = s.func.filter(|_| s.name.starts_with(".nv.shared.")) {
+                homes.windows.entry(k).or_insert(OutSecId(i as u32));
+            }
+        }
+        homes
+    }
+
+    fn reserve(plan: &Plan) -> u64 {
+        if plan.arch.is_sm90_or_later() {
+            super::shared::SM90_SHARED_RESERVE
+        } else {
+            0
+        }
+    }
+
+    /// The output section and value of module-scope shared variable `var`
+    /// (defined in input section `sec` of `f`).
+    pub(crate) fn module_symbol(
+        &self,
+        plan: &Plan,
+        f: &super::InputFile<'_>,
+        sec: u32,
+        var: SymRef,
+    ) -> Option<(OutSecId, u64)> {
+        if !self.active || !plan.shared.module_sections.contains(&(f.id.0, sec)) {
+            return None;
+        }
+        let reserve = Self::reserve(plan);
+        if let Some(&(off, _)) = plan.shared.region.get(&var) {
+            return Some((self.debug_shared?, off + reserve));
+        }
+        let k = *plan.shared.sole_user.get(&var)?;
+        let off = *plan.shared.kernels.get(&k)?.offsets.get(&var)?;
+        Some((*self.windows.get(&k)?, off + reserve))
+    }
+
+    /// The value of an `extern .shared` name's symbol, when it gets one.
+    pub(crate) fn dynamic_value(&self, plan: &Plan) -> Option<u64> {
+        (self.active
+            && self.debug_shared.is_some()
+            && plan.arch.is_sm90_or_later()
+            && !plan.shared.region.is_empty())
+        .then(|| Self::reserve(plan) - 1)
     }
 }
 

@@ -530,6 +530,26 @@ fn classify_file<'d>(
                         };
                         let v = base.wrapping_add(r.addend as u64);
                         patch_bank(v & (u64::MAX >> (64 - bits.clamp(1, 64))), None);
+                        // `--preserve-relocs` lists it too (against the
+                        // variable, whose symbol `preserve::SharedHomes`
+                        // places; measured, difftest seed 230035).
+                        let to = match sr {
+                            super::shared::SharedRef::Var(def) => Some(def),
+                            // The dynamic window too, when its name has a
+                            // symbol (`preserve::SharedHomes::dynamic_value`;
+                            // difftest seed 230014).
+                            super::shared::SharedRef::Dynamic => (plan.arch.is_sm90_or_later()
+                                && !plan.shared.region.is_empty())
+                            .then_some(here),
+                        };
+                        if let Some(to) = to {
+                            preserve(
+                                &mut items,
+                                tp.offset.wrapping_add(r.offset),
+                                SymTarget::Input(to),
+                                r.addend,
+                            );
+                        }
                     }
                     None => items.push(Item::Error(Box::new(
                         Error::new(

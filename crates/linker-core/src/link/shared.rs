@@ -132,6 +132,11 @@ pub(crate) struct SharedLayout {
     pub debug_dyn: HashMap<GlobalId, u64>,
     /// Input module-scope shared sections (not copied): (file, section).
     pub module_sections: BTreeSet<(u32, u32)>,
+    /// The link's module-scope region: variables several kernels (or none)
+    /// use, at their offset there (the same in every window) and their size.
+    pub region: HashMap<SymRef, (u64, u64)>,
+    /// Module-scope variables exactly one kernel uses: that kernel.
+    pub sole_user: HashMap<SymRef, u32>,
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -419,6 +424,9 @@ pub(crate) fn layout(
     let mut dead_end = 0u64;
     for &(v, a, size) in &module_vars {
         let ks = users.get(&v).map_or(&[][..], Vec::as_slice);
+        if let [k] = ks {
+            out.sole_user.insert(v, *k);
+        }
         if ks.len() == 1 || !referenced.contains(&v) {
             continue;
         }
@@ -438,6 +446,7 @@ pub(crate) fn layout(
             placed.entry(k).or_default().push((off, off + size));
         }
         common.insert(v, off);
+        out.region.insert(v, (off, size));
     }
     let cursor: HashMap<u32, u64> = placed
         .iter()

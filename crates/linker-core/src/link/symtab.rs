@@ -218,6 +218,9 @@ pub(crate) fn build<'a>(
         }
     }
     // Locals: each file's in parallel, concatenated in file order.
+    // `--preserve-relocs`: where module-scope shared variables' symbols go
+    // (`preserve::module_shared_symbol`).
+    let preserve_shared = super::preserve::SharedHomes::new(plan, rel);
     let locals_of = |f: &'a InputFile<'_>| -> (Vec<OutSym<'a>>, Vec<u32>) {
         let plan: &Plan = plan;
         let fid = f.id.0 as usize;
@@ -239,16 +242,35 @@ pub(crate) fn build<'a>(
             let preserved = super::preserve::shared_value(plan, here);
             // `-g`: a kernel's own shared variables keep their symbol, valued
             // at their window offset (as nvlink writes them for debuggers).
-            let debug_shared = if plan.device_debug && preserved.is_none() {
-                super::shared::debug_shared_value(plan, live, f, sym.section(), here)
-            } else {
-                None
-            };
-            let kept_shared = preserved.is_some() || debug_shared.is_some();
+            // (`--preserve-relocs` keeps them too, used or not: nvlink.)
+            let debug_shared =
+                if (plan.device_debug || plan.resolved.is_some()) && preserved.is_none() {
+                    super::shared::debug_shared_value(plan, live, f, sym.section(), here)
+                } else {
+                    None
+                };
+            let module_home = sym
+                .section()
+                .and_then(|sec| preserve_shared.module_symbol(plan, f, sec, here));
+            let kept_shared =
+                preserved.is_some() || debug_shared.is_some() || module_home.is_some();
             if sym.name.is_empty() || (sym.other & STO_CUDA_SHARED != 0 && !rel && !kept_shared) {
                 continue;
             }
             let Some(sec) = sym.section() else { continue };
+            if let Some((section, value)) = module_home {
+                map[i] = out.len() as u32;
+                out.push(OutSym {
+                    name: Cow::Borrowed(sym.name),
+                    info: (sym.bind() << 4) | ty_of(sym.ty()),
+                    other: 1,
+                    section: Some(section),
+                    shndx_raw: 0,
+                    value,
+                    size: sym.size,
+                });
+                continue;
+            }
             let dsec = &f.cubin.sections[sec as usize];
             if (dsec.sh_type == SHT_CUDA_SHARED && !rel && !kept_shared)
                 // Variables in a function's own constant bank (the parameter
@@ -286,6 +308,7 @@ pub(crate) fn build<'a>(
             // nvlink writes them with their window offset and st_other 1.
             let (value, other) = match (preserved, debug_shared) {
                 (Some(v), _) => (v, 1),
+                (None, Some(v)) if plan.resolved.is_some() => (v, 1),
                 (None, Some(v)) => (v, other_of(sym.ty(), sym.other)),
                 (None, None) => (value, other_of(sym.ty(), sym.other)),
             };
@@ -431,6 +454,22 @@ pub(crate) fn build<'a>(
                         });
                         continue;
                     }
+                }
+                if let Some(value) = preserve_shared
+                    .dynamic_value(plan)
+                    .filter(|_| sym.other & STO_CUDA_SHARED != 0)
+                {
+                    global_map[gi] = syms.len() as u32;
+                    syms.push(OutSym {
+                        name: Cow::Borrowed(*name),
+                        info: (STB_GLOBAL << 4) | STT_OBJECT,
+                        other: 1,
+                        section: preserve_shared.debug_shared,
+                        shndx_raw: 0,
+                        value,
+                        size: 0,
+                    });
+                    continue;
                 }
                 if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
                     continue;
