@@ -1,6 +1,6 @@
 //! Link options and results: the library's public face for toolchain drivers.
 //!
-//! A [`LinkOptions`] holds everything a link needs; [`crate::link`] turns it into a
+//! A [`LinkOptions`] holds everything a link needs; [`crate::link()`] turns it into a
 //! [`LinkOutput`] (the cubin bytes plus structured diagnostics) or a
 //! [`LinkFailure`] (every error found, with the diagnostics that came before).
 //! There is no global state: several links may run on several threads at once.

@@ -1,7 +1,7 @@
 //! Phase 9: write the cubin.
 //!
 //! Sizes and offsets are final, so the output is written straight into the
-//! caller's [`crate::OutputSink`] (a `Vec` for [`crate::link`], the memory-mapped
+//! caller's [`crate::OutputSink`] (a `Vec` for [`crate::link()`], the memory-mapped
 //! output file for the CLI), in file order, one window of about 8 MB at a time:
 //! each window is carved into disjoint `&mut [u8]` slices, one per section, and
 //! rayon fills them in parallel (copying input bytes and applying the recorded
