@@ -513,6 +513,26 @@ pub(crate) fn layout(
             members.entry(l).or_insert_with(|| vec![l]).push(ki as u32);
         }
     }
+    // Measured (sm_75/90/100, hand-written links; fixture
+    // `shared_dead_var_windows`): when a module-scope variable aligned to 16
+    // is not one kernel's alone (several kernels', or only code no kernel
+    // reaches uses it, or none) and some input declares an `extern .shared`
+    // array (used or not), every kernel gets a window, as long as the
+    // link's module-scope region holds a variable: an empty one (the
+    // reserve only, aligned to 16) when it uses no shared memory. 8-aligned
+    // variables do not (fixture `shared_unreached_two`), nor does a 16-aligned
+    // one a single kernel uses.
+    let wide_shared = module_vars
+        .iter()
+        .any(|&(v, a, _)| a >= DYNAMIC_SHARED_ALIGN && users.get(&v).map_or(0, Vec::len) != 1);
+    let every_kernel = wide_shared
+        && !common.is_empty()
+        && files.iter().any(|f| {
+            f.cubin
+                .symbols
+                .iter()
+                .any(|s| s.is_undefined() && s.other & STO_CUDA_SHARED != 0)
+        });
     // Each kernel's window (one per kernel name).
     for (ki, func) in live.funcs.iter().enumerate() {
         let ki = ki as u32;
@@ -528,11 +548,14 @@ pub(crate) fn layout(
                 dynamic |= *d;
             }
         }
-        if own.is_empty() && used.is_empty() && !dynamic {
+        if own.is_empty() && used.is_empty() && !dynamic && !every_kernel {
             continue;
         }
         let mut w = KernelWindow::default();
         let mut align = global_align;
+        if own.is_empty() && used.is_empty() && !dynamic {
+            align = align.max(DYNAMIC_SHARED_ALIGN); // `every_kernel`'s empty window
+        }
         // The kernel's own variables in symbol order, then the module-scope
         // ones only it uses in list order; merge-sorted by decreasing
         // alignment, then increasing size (a tie takes the earlier half).
