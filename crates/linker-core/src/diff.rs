@@ -340,6 +340,7 @@ fn compared_section(s: &Section<'_>) -> bool {
         && s.sh_type != SHT_SYMTAB
         && s.sh_type != SHT_CUDA_MERC_SYMTAB
         && s.sh_type != SHT_CUDA_MERC_RELA
+        && s.sh_type != SHT_CUDA_MERC_RESOLVED_RELA // compared as Mercury relocations
         && s.sh_type != SHT_SYMTAB_SHNDX // compared through the symbols' sections
         && !s.is_reloc()
         && s.sh_type != SHT_CUDA_RESOLVED_RELA // compared as relocations
@@ -1095,12 +1096,17 @@ fn diff_merc_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Differenc
 
 fn merc_rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
     let mut v = Vec::new();
+    // `--preserve-relocs`' resolved ones too, their target marked.
     for s in c
         .sections
         .iter()
-        .filter(|s| s.sh_type == SHT_CUDA_MERC_RELA)
+        .filter(|s| s.sh_type == SHT_CUDA_MERC_RELA || s.sh_type == SHT_CUDA_MERC_RESOLVED_RELA)
     {
-        let target = c.section_name(s.info);
+        let target = if s.sh_type == SHT_CUDA_MERC_RESOLVED_RELA {
+            format!("{} (resolved)", c.section_name(s.info))
+        } else {
+            c.section_name(s.info)
+        };
         for e in s.data.chunks_exact(24) {
             let info = u64::from_le_bytes(e[8..16].try_into().unwrap_or([0; 8]));
             v.push((

@@ -121,6 +121,9 @@ pub const SHT_CUDA_CONSTANT3: u32 = SHT_CUDA_CONSTANT0 + 3;
 pub const SHT_CUDA_CONSTANT17: u32 = SHT_CUDA_CONSTANT0 + 17;
 /// `.nv.merc.rela.*`: Mercury relocations.
 pub const SHT_CUDA_MERC_RELA: u32 = 0x7000_0082;
+/// `.nv.merc.nv.resolvedrela.*`: the Mercury relocations a
+/// `--preserve-relocs` link resolved (RELA entries, as `.nv.resolvedrela.*`).
+pub const SHT_CUDA_MERC_RESOLVED_RELA: u32 = 0x7000_0088;
 /// `.nv.merc.nv.info*`: Mercury EIATTR streams.
 pub const SHT_CUDA_MERC_INFO: u32 = 0x7000_0083;
 /// `.nv.merc.nv.constant.optimizer.*`: the Mercury twin of a function's
@@ -185,6 +188,7 @@ pub fn section_type_name(sh_type: u32) -> String {
         SHT_CUDA_SHARED_RESERVED => "CUDA_SHARED_RESERVED",
         SHT_CUDA_CAPMERC_TEXT => "CUDA_CAPMERC_TEXT",
         SHT_CUDA_MERC_RELA => "CUDA_MERC_RELA",
+        SHT_CUDA_MERC_RESOLVED_RELA => "CUDA_MERC_RESOLVED_RELA",
         SHT_CUDA_MERC_INFO => "CUDA_MERC_INFO",
         SHT_CUDA_MERC_CONST_OPT => "CUDA_MERC_CONST_OPT",
         SHT_CUDA_MERC_SYMTAB => "CUDA_MERC_SYMTAB",

@@ -160,6 +160,10 @@ pub(crate) struct Mercury<'d> {
     kept: Vec<Kept>,
     /// Output relocation section per target, in creation order.
     rela: Vec<(OutSecId, OutSecId)>,
+    /// `--preserve-relocs`: the resolved capsule relocations (shared memory,
+    /// constant banks), and their output section per target.
+    resolved: Vec<Kept>,
+    resolved_rela: Vec<(OutSecId, OutSecId)>,
     /// Per output capmerc section: its header-index table and the handles in slot order.
     header_tables: HashMap<OutSecId, (OutSecId, Vec<String>)>,
     info_module: Option<OutSecId>,
@@ -921,6 +925,39 @@ impl<'d> Mercury<'d> {
                             continue;
                         }
                     }
+                    if is_capsule && plan.resolved.is_some() {
+                        // `--preserve-relocs`: as the SASS side lists them
+                        // (`preserve.rs`): module-scope and kernels' shared
+                        // variables and constant-bank variables, but not a
+                        // device function's jump table (measured at sm_100).
+                        let var = match super::shared::classify(files, db, here) {
+                            Some(super::shared::SharedRef::Var(d)) => Some(d),
+                            Some(super::shared::SharedRef::Dynamic) => None,
+                            // (No constant-bank entries on Blackwell, as
+                            // on the SASS side.)
+                            None if plan.arch.is_blackwell_or_later() => None,
+                            None => def.filter(|d| {
+                                let df = &files[d.file.0 as usize];
+                                df.cubin.symbols[d.index as usize]
+                                    .section()
+                                    .and_then(|i| df.cubin.sections.get(i as usize))
+                                    .is_some_and(|ds| {
+                                        (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17)
+                                            .contains(&ds.sh_type)
+                                            && !super::relocate::device_function_table(df, ds)
+                                    })
+                            }),
+                        };
+                        if let Some(d) = var {
+                            self.resolved.push(Kept {
+                                target: tp.out,
+                                offset: tp.offset.wrapping_add(offset),
+                                rtype,
+                                sym: MTarget::Input(d),
+                                addend,
+                            });
+                        }
+                    }
                     if sym.is_undefined()
                         && (UNIFIED_TABLE_SYMBOLS.contains(&sym.name)
                             || sym.other & STO_CUDA_SHARED != 0)
@@ -1061,6 +1098,29 @@ impl<'d> Mercury<'d> {
             o.info = InfoTo::Section(target);
             let id = plan.add(o);
             self.rela.push((target, id));
+        }
+        let mut seen: Vec<OutSecId> = Vec::new();
+        let mut known: HashSet<OutSecId> = HashSet::default();
+        for k in &self.resolved {
+            if known.insert(k.target) {
+                seen.push(k.target);
+            }
+        }
+        for target in seen {
+            let tname = plan.sec(target).name.clone();
+            let rest = tname.strip_prefix(".nv.capmerc").unwrap_or(&tname);
+            let mut o = OutSection::new(
+                format!(".nv.merc.nv.resolvedrela{rest}"),
+                SHT_CUDA_MERC_RESOLVED_RELA,
+                Role::Mercury(group::RELA),
+            );
+            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK;
+            o.align = 8;
+            o.entsize = 24;
+            o.link = LinkTo::Section(symtab);
+            o.info = InfoTo::Section(target);
+            let id = plan.add(o);
+            self.resolved_rela.push((target, id));
         }
         Ok(())
     }
@@ -1520,7 +1580,7 @@ impl<'d> Mercury<'d> {
                 Some(o) if plan.sec(o).sh_type == SHT_CUDA_MERC_CONST_OPT => {
                     if ms.info & 0xf == STT_SECTION {
                         plan.sec(o).name.replacen(".nv.merc", "", 1).into()
-                    } else if plan.relocatable {
+                    } else if plan.relocatable || plan.resolved.is_some() {
                         let at = u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")) as usize;
                         main_strtab
                             .get(at..)
@@ -1538,7 +1598,16 @@ impl<'d> Mercury<'d> {
             let name_off = intern(&mut strtab, &mut str_off, name);
             out.extend_from_slice(&name_off.to_le_bytes());
             out.push((m_info & 0xf0) | ty);
-            out.push(ms.other);
+            // `--preserve-relocs` marks the kept shared-memory symbols
+            // (`st_other` 1 on the SASS side): their twins get the bit too
+            // (measured at sm_100).
+            let preserved_shared =
+                plan.resolved.is_some() && ms.other & STO_CUDA_SHARED != 0 && e[5] & 1 != 0;
+            out.push(if preserved_shared {
+                ms.other | 1
+            } else {
+                ms.other
+            });
             out.extend_from_slice(&shndx.to_le_bytes());
             out.extend_from_slice(&value.to_le_bytes());
             // A `.common` variable has the merged size (the largest of its
@@ -1724,11 +1793,25 @@ impl<'d> Mercury<'d> {
 
     /// Phase 8: serializes the kept Mercury relocations (ascending offsets).
     pub(crate) fn finish(&self, files: &[InputFile<'d>], syms: &SymTable, plan: &mut Plan) {
+        self.serialize(&self.kept, &self.rela, files, syms, plan);
+        self.serialize(&self.resolved, &self.resolved_rela, files, syms, plan);
+    }
+
+    /// Writes `entries` into their output relocation sections `sections`
+    /// (target → section), ascending offsets.
+    fn serialize(
+        &self,
+        entries: &[Kept],
+        sections: &[(OutSecId, OutSecId)],
+        files: &[InputFile<'d>],
+        syms: &SymTable,
+        plan: &mut Plan,
+    ) {
         let mut by_target: HashMap<OutSecId, Vec<&Kept>> = HashMap::default();
-        for k in &self.kept {
+        for k in entries {
             by_target.entry(k.target).or_default().push(k);
         }
-        for &(target, id) in &self.rela {
+        for &(target, id) in sections {
             let mut entries: Vec<(u64, u32, u32, i64)> = by_target
                 .remove(&target)
                 .unwrap_or_default()

@@ -118,7 +118,9 @@ pub(crate) fn create_sections(plan: &mut Plan) {
     } else {
         0
     };
-    if plan.arch.is_sm90_or_later() || region_end.is_some() {
+    // (On Blackwell the reserve alone gives no section symbol: measured.)
+    let before_blackwell = plan.arch.is_sm90_or_later() && !plan.arch.is_blackwell_or_later();
+    if before_blackwell || region_end.is_some() {
         if let Some(s) = plan
             .sections
             .iter_mut()
@@ -202,13 +204,22 @@ impl SharedHomes {
 
     /// The value of an `extern .shared` name's symbol, when it gets one.
     pub(crate) fn dynamic_value(&self, plan: &Plan) -> Option<u64> {
-        (self.active
-            && self.debug_shared.is_some()
-            && plan.arch.is_sm90_or_later()
-            && !plan.shared.region.is_empty())
-        .then(|| Self::reserve(plan) - 1)
+        (self.active && self.debug_shared.is_some() && dynamic_named(plan))
+            .then(|| Self::reserve(plan) - 1)
     }
 }
+
+/// Whether `--preserve-relocs` gives the `extern .shared` names a symbol
+/// (sm_90 only: not at sm_75-89 nor on Blackwell, measured) — when the
+/// link's module-scope region holds a variable.
+pub(crate) fn dynamic_named(plan: &Plan) -> bool {
+    plan.resolved.is_some()
+        && plan.arch.is_sm90_or_later()
+        && !plan.arch.is_blackwell_or_later()
+        && !plan.shared.region.is_empty()
+}
+
+impl SharedHomes {}
 
 /// Serializes the entries with final symbol indices, ascending offsets.
 pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {

@@ -538,9 +538,9 @@ fn classify_file<'d>(
                             // The dynamic window too, when its name has a
                             // symbol (`preserve::SharedHomes::dynamic_value`;
                             // difftest seed 230014).
-                            super::shared::SharedRef::Dynamic => (plan.arch.is_sm90_or_later()
-                                && !plan.shared.region.is_empty())
-                            .then_some(here),
+                            super::shared::SharedRef::Dynamic => {
+                                super::preserve::dynamic_named(plan).then_some(here)
+                            }
                         };
                         if let Some(to) = to {
                             preserve(
@@ -681,12 +681,20 @@ fn classify_file<'d>(
                 // A device function's jump table lies in the bank of every
                 // kernel reaching it, at offsets of their own: nvlink keeps
                 // no entry for it (a kernel's own table keeps its entries).
-                if !device_function_table(df, dsec) {
+                // On Blackwell nvlink lists no constant-bank entry at all
+                // (measured at sm_100/120, difftest seed 240003).
+                if !device_function_table(df, dsec) && !plan.arch.is_blackwell_or_later() {
                     preserve(&mut items, at, sym_target, resolved_addend);
                 }
             } else if non_alloc && linker_may {
                 patch_bank(sym_offset.wrapping_add(r.addend as u64), None);
-                preserve(&mut items, at, sym_target, resolved_addend);
+                // On Blackwell `.debug_frame` is rebuilt (`blackwell.rs`) and
+                // nvlink lists none of its entries (measured at sm_100).
+                let rebuilt_frame = plan.arch.is_blackwell_or_later()
+                    && f.cubin.sections[rs.info as usize].name == ".debug_frame";
+                if !rebuilt_frame {
+                    preserve(&mut items, at, sym_target, resolved_addend);
+                }
             } else if dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !plan.relocatable && linker_may {
                 // Reserved shared memory (`__nv_reservedSMEM_tcgen05_partition`
                 // of tcgen05 code at sm_100a): its offset in the reserved

@@ -238,6 +238,17 @@ pub(crate) fn build<'a>(
                 file: f.id,
                 index: i as u32,
             };
+            // Jump-table symbols get numbers in symbol order, those dropped
+            // below included (renamed ones: see below; measured, difftest
+            // seeds 240000, 240011: a device function's table before the
+            // kernel's, `.nv.constant.optimizer.<k>.2`).
+            let in_table = sym.name.contains(".const_opt.")
+                && sym.section().is_some_and(|sec| {
+                    f.cubin.sections[sec as usize].sh_type == SHT_CUDA_CONSTANT2
+                });
+            if in_table {
+                jump_tables += 1;
+            }
             // `--preserve-relocs` keeps the shared variables its entries name.
             let preserved = super::preserve::shared_value(plan, here);
             // `-g`: a kernel's own shared variables keep their symbol, valued
@@ -319,12 +330,13 @@ pub(crate) fn build<'a>(
             // in symbol order (measured, fixture `cu_jump_tables_r`; its
             // sm_80/90 `-r` keeps the names).
             let name = match sym.name.split_once(".const_opt.") {
+                // (So does a Blackwell `--preserve-relocs` link: measured,
+                // difftest seed 240003.)
                 Some((func, _))
-                    if rel
+                    if (rel || plan.resolved.is_some())
                         && plan.arch.is_blackwell_or_later()
                         && dsec.sh_type == SHT_CUDA_CONSTANT2 =>
                 {
-                    jump_tables += 1;
                     Cow::Owned(format!(".nv.constant.optimizer.{func}.{jump_tables}"))
                 }
                 _ => Cow::Borrowed(sym.name),
