@@ -62,11 +62,7 @@ pub(crate) fn record(
 
 /// Records a shared-memory variable's window offset (it keeps its symbol).
 pub(crate) fn record_shared(plan: &mut Plan, var: SymRef, window_offset: u64) {
-    let reserve = if plan.arch.is_sm90_or_later() {
-        super::shared::SM90_SHARED_RESERVE
-    } else {
-        0
-    };
+    let reserve = super::shared::reserve(plan.arch);
     if let Some(p) = plan.resolved.as_mut() {
         p.shared_values
             .entry(var)
@@ -113,11 +109,7 @@ pub(crate) fn create_sections(plan: &mut Plan) {
         .values()
         .map(|&(off, size)| off + size)
         .max();
-    let reserve = if plan.arch.is_sm90_or_later() {
-        super::shared::SM90_SHARED_RESERVE
-    } else {
-        0
-    };
+    let reserve = super::shared::reserve(plan.arch);
     // (On Blackwell the reserve alone gives no section symbol: measured.)
     let before_blackwell = plan.arch.is_sm90_or_later() && !plan.arch.is_blackwell_or_later();
     if before_blackwell || region_end.is_some() {
@@ -138,9 +130,9 @@ pub(crate) fn create_sections(plan: &mut Plan) {
 /// kernel uses in that kernel's `.nv.shared.<k>` at its window offset, one
 /// several kernels use (the link's module-scope region) in `.nv_debug.shared`
 /// at its region offset, both after the sm_90+ reserve and with `st_other`
-/// 1; `.nv_debug.shared` then grows to hold the region, and on sm_90+ each
-/// `extern .shared` name gets a `GLOBAL` symbol there, valued one below the
-/// reserve.
+/// 1; `.nv_debug.shared` then grows to hold the region, and on sm_90 (not
+/// Blackwell) each `extern .shared` name gets a `GLOBAL` symbol there, valued
+/// one below the reserve ([`dynamic_named`]).
 pub(crate) struct SharedHomes {
     /// Output `.nv_debug.shared`, when there is one and the link preserves.
     pub debug_shared: Option<OutSecId>,
@@ -173,14 +165,6 @@ impl SharedHomes {
         homes
     }
 
-    fn reserve(plan: &Plan) -> u64 {
-        if plan.arch.is_sm90_or_later() {
-            super::shared::SM90_SHARED_RESERVE
-        } else {
-            0
-        }
-    }
-
     /// The output section and value of module-scope shared variable `var`
     /// (defined in input section `sec` of `f`).
     pub(crate) fn module_symbol(
@@ -193,7 +177,7 @@ impl SharedHomes {
         if !self.active || !plan.shared.module_sections.contains(&(f.id.0, sec)) {
             return None;
         }
-        let reserve = Self::reserve(plan);
+        let reserve = super::shared::reserve(plan.arch);
         if let Some(&(off, _)) = plan.shared.region.get(&var) {
             return Some((self.debug_shared?, off + reserve));
         }
@@ -205,7 +189,7 @@ impl SharedHomes {
     /// The value of an `extern .shared` name's symbol, when it gets one.
     pub(crate) fn dynamic_value(&self, plan: &Plan) -> Option<u64> {
         (self.active && self.debug_shared.is_some() && dynamic_named(plan))
-            .then(|| Self::reserve(plan) - 1)
+            .then(|| super::shared::reserve(plan.arch) - 1)
     }
 }
 
@@ -218,8 +202,6 @@ pub(crate) fn dynamic_named(plan: &Plan) -> bool {
         && !plan.arch.is_blackwell_or_later()
         && !plan.shared.region.is_empty()
 }
-
-impl SharedHomes {}
 
 /// Serializes the entries with final symbol indices, ascending offsets.
 pub(crate) fn finish(syms: &SymTable, plan: &mut Plan) {

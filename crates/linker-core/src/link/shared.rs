@@ -48,6 +48,16 @@ pub(crate) const SM90_SHARED_RESERVE: u64 = 0x400;
 /// Alignment of the dynamic (`extern .shared`) window.
 pub(crate) const DYNAMIC_SHARED_ALIGN: u64 = 16;
 
+/// The shared-memory reserve in front of every window at `arch`
+/// ([`SM90_SHARED_RESERVE`] on sm_90+, none before).
+pub(crate) fn reserve(arch: SmArch) -> u64 {
+    if arch.is_sm90_or_later() {
+        SM90_SHARED_RESERVE
+    } else {
+        0
+    }
+}
+
 /// One kernel's window.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct KernelWindow {
@@ -742,12 +752,7 @@ pub(crate) fn debug_shared_value(
         .copied()
         .flatten()?;
     let offset = *plan.shared.kernels.get(&fi)?.offsets.get(&var)?;
-    let reserve = if plan.arch.is_sm90_or_later() {
-        SM90_SHARED_RESERVE
-    } else {
-        0
-    };
-    Some(offset + reserve)
+    Some(offset + reserve(plan.arch))
 }
 
 /// The dynamic window's base as `-g` debug information sees it, for the
