@@ -1779,6 +1779,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn options_parse() {
+        let args: Vec<String> = [
+            "--seed",
+            "7",
+            "--count",
+            "3",
+            "--archs",
+            "sm_90,100",
+            "--relocatable",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let o = parse_args(&args).expect("parses");
+        assert_eq!((o.seed, o.count), (7, 3));
+        assert_eq!(o.archs, vec!["90".to_string(), "100".to_string()]);
+        assert!(o.relocatable);
+        assert!(!parse_args(&[]).expect("parses").relocatable);
+        assert!(parse_args(&["--bogus".to_string()]).is_err());
+    }
+
+    #[test]
     fn rng_is_splitmix64() {
         // The first outputs of splitmix64 seeded with 0 (reference values).
         let mut r = Rng::new(0);
