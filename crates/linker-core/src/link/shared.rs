@@ -523,20 +523,14 @@ pub(crate) fn layout(
             members.entry(l).or_insert_with(|| vec![l]).push(ki as u32);
         }
     }
-    // Measured (sm_75/90/100, hand-written links; fixture
-    // `shared_dead_var_windows`): when a module-scope variable aligned to 16
-    // is not one kernel's alone (several kernels', or only code no kernel
-    // reaches uses it, or none) and some input declares an `extern .shared`
-    // array (used or not), every kernel gets a window, as long as the
-    // link's module-scope region holds a variable: an empty one (the
-    // reserve only, aligned to 16) when it uses no shared memory. 8-aligned
-    // variables do not (fixture `shared_unreached_two`), nor does a 16-aligned
-    // one a single kernel uses.
-    let wide_shared = module_vars
-        .iter()
-        .any(|&(v, a, _)| a >= DYNAMIC_SHARED_ALIGN && users.get(&v).map_or(0, Vec::len) != 1);
-    let every_kernel = wide_shared
-        && !common.is_empty()
+    // Measured (sm_75/90/100, hand-written links and nvcc objects; fixtures
+    // `shared_dead_var_windows`, `cu_shared_every_kernel`): when that
+    // alignment reaches 16 (the region holds a variable and some input
+    // module-scope section is 16-aligned) and some input declares an
+    // `extern .shared` array (used or not), every kernel gets a window: an
+    // empty one (the reserve only, at that alignment) when it uses no shared
+    // memory. Not with 8-aligned sections (fixture `shared_unreached_two`).
+    let every_kernel = global_align >= DYNAMIC_SHARED_ALIGN
         && files.iter().any(|f| {
             f.cubin
                 .symbols
@@ -563,9 +557,6 @@ pub(crate) fn layout(
         }
         let mut w = KernelWindow::default();
         let mut align = global_align;
-        if own.is_empty() && used.is_empty() && !dynamic {
-            align = align.max(DYNAMIC_SHARED_ALIGN); // `every_kernel`'s empty window
-        }
         // The kernel's own variables in symbol order, then the module-scope
         // ones only it uses in list order; merge-sorted by decreasing
         // alignment, then increasing size (a tie takes the earlier half).
