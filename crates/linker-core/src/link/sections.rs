@@ -696,6 +696,24 @@ struct Bank2 {
 /// which no kernel's bank takes. Copies replaced by a later definition keep
 /// nothing.
 #[allow(clippy::too_many_arguments)]
+/// `-r`: the winning definition of the kernel whose losing weak copy owned
+/// input section `sec` of `f` (its own `.nv.shared.<k>`).
+fn relocatable_loser_kernel(
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    sec: usize,
+) -> Option<super::symbols::SymRef> {
+    let text = f.owner[sec]?;
+    let here = super::symbols::SymRef {
+        file: f.id,
+        index: f.func_sym[text as usize],
+    };
+    if f.cubin.symbols.get(here.index as usize)?.other & STO_CUDA_ENTRY == 0 {
+        return None;
+    }
+    db.resolve(here).filter(|w| *w != here)
+}
+
 /// `-r`: the output text of the function whose weak copy owned input section
 /// `sec` of `f` (a table), when that copy lost as its input was read to the
 /// final winner, read before it; the winner's text.
@@ -1115,6 +1133,8 @@ pub(crate) fn plan(
     let mut text_out: Vec<HashMap<u32, OutSecId>> =
         files.iter().map(|_| HashMap::default()).collect();
     let mut any_dynamic_shared = false;
+    // `-r`: losing weak kernel copies' own shared sections, and their winners.
+    let mut loser_windows: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     // Parameter banks of kernels whose (weak) definition lost to another input's.
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     // Constant bank 2 (sm_75-89): the kernels reaching each non-kernel function
@@ -1245,6 +1265,18 @@ pub(crate) fn plan(
                             b2.empty.insert((f.id, s.index));
                         }
                     }
+                }
+                continue;
+            }
+            if s.sh_type == SHT_CUDA_SHARED && relocatable && !kept[i] {
+                // `-r`: a losing weak kernel copy's own shared variables stay
+                // (nvlink -r keeps them), attached to the winner's text, so
+                // that the final link puts them in the winner's window as a
+                // direct link does (`shared.rs`; difftest -r pipeline, seed
+                // 260046). Placed once every text is (the winner may come
+                // later).
+                if let Some(w) = relocatable_loser_kernel(db, f, i) {
+                    loser_windows.push((f.id, s.index, w));
                 }
                 continue;
             }
@@ -1446,6 +1478,29 @@ pub(crate) fn plan(
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
         }
+    }
+    for (fid, sec, w) in loser_windows {
+        let f = &files[fid.0 as usize];
+        let s = &f.cubin.sections[sec as usize];
+        let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section();
+        let Some(&t) = wtext.and_then(|t| text_out[w.file.0 as usize].get(&t)) else {
+            continue;
+        };
+        let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
+        o.flags = s.flags;
+        o.align = s.addralign.max(1);
+        o.entsize = s.entsize;
+        o.section_symbol = f
+            .cubin
+            .symbols
+            .iter()
+            .any(|y| y.ty() == STT_SECTION && y.section() == Some(sec));
+        o.size = s.size;
+        o.info = InfoTo::Section(t);
+        o.link = LinkTo::Zero;
+        o.body = Body::NoBits;
+        let id = plan.add(o);
+        plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: id, offset: 0 });
     }
     place_bank2(files, live, &mut plan, &text_out, b2, &leader);
     // nvlink appends the parameter bank of a weak kernel overridden by a
