@@ -676,26 +676,6 @@ struct Bank2 {
     slot: HashMap<u32, (FileId, u32)>,
 }
 
-/// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
-/// of every kernel reaching them, as nvlink 13.0.88 does (measured, fixture
-/// `cu_bank2`): a kernel's own bank 2 stays at offset 0; the functions'
-/// sections are taken in reverse input order (last file, last section first),
-/// each at one offset valid in every kernel that reaches it: the highest end of
-/// what those kernels hold so far, aligned. A kernel without a bank of its own
-/// gets `.nv.constant2.<kernel>`, zero where other kernels' data lie. The
-/// function keeps no `.nv.constant2.<fn>` (the driver loads bank 2 per kernel;
-/// culink used to keep it, so the function read the kernel's bank at offsets
-/// meant for its own).
-///
-/// `losers`: the banks of weak copies that lost when their input was read,
-/// by winning function. nvlink appends them to the winner's bank (measured
-/// at sm_100 with jump tables, fixture `bank2_weak_copies`): a kernel's own
-/// bank grows by them (or is created holding them); a device function's
-/// table travels with them into the kernels' banks; a device function with
-/// no table of its own gets a `.nv.constant2.<fn>` of its own holding them,
-/// which no kernel's bank takes. Copies replaced by a later definition keep
-/// nothing.
-#[allow(clippy::too_many_arguments)]
 /// `-r`: the winning definition of the kernel whose losing weak copy owned
 /// input section `sec` of `f` (its own `.nv.shared.<k>`).
 fn relocatable_loser_kernel(
@@ -712,6 +692,36 @@ fn relocatable_loser_kernel(
         return None;
     }
     db.resolve(here).filter(|w| *w != here)
+}
+
+/// `-r`: an input section of a losing weak copy kept in the output, as a
+/// section of its own attached (`sh_info`) to the winner's text `t`.
+fn add_loser_section(
+    plan: &mut Plan,
+    f: &InputFile<'_>,
+    s: &Section<'_>,
+    section_symbol: bool,
+    t: OutSecId,
+) {
+    let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
+    o.flags = s.flags;
+    o.align = s.addralign.max(1);
+    o.entsize = s.entsize;
+    o.section_symbol = section_symbol;
+    o.size = s.size;
+    o.info = InfoTo::Section(t);
+    o.link = LinkTo::Zero;
+    o.body = if s.is_nobits() {
+        Body::NoBits
+    } else {
+        Body::Pieces(Pieces::One(Piece {
+            file: f.id,
+            section: s.index,
+            offset: 0,
+        }))
+    };
+    let id = plan.add(o);
+    plan.placement[f.id.0 as usize][s.index as usize] = Some(Placement { out: id, offset: 0 });
 }
 
 /// `-r`: the output text of the function whose weak copy owned input section
@@ -737,6 +747,26 @@ fn relocatable_loser_table_owner(
     text_out[w.file.0 as usize].get(&wtext).copied()
 }
 
+/// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
+/// of every kernel reaching them, as nvlink 13.0.88 does (measured, fixture
+/// `cu_bank2`): a kernel's own bank 2 stays at offset 0; the functions'
+/// sections are taken in reverse input order (last file, last section first),
+/// each at one offset valid in every kernel that reaches it: the highest end of
+/// what those kernels hold so far, aligned. A kernel without a bank of its own
+/// gets `.nv.constant2.<kernel>`, zero where other kernels' data lie. The
+/// function keeps no `.nv.constant2.<fn>` (the driver loads bank 2 per kernel;
+/// culink used to keep it, so the function read the kernel's bank at offsets
+/// meant for its own).
+///
+/// `losers`: the banks of weak copies that lost when their input was read,
+/// by winning function. nvlink appends them to the winner's bank (measured
+/// at sm_100 with jump tables, fixture `bank2_weak_copies`): a kernel's own
+/// bank grows by them (or is created holding them); a device function's
+/// table travels with them into the kernels' banks; a device function with
+/// no table of its own gets a `.nv.constant2.<fn>` of its own holding them,
+/// which no kernel's bank takes. Copies replaced by a later definition keep
+/// nothing.
+#[allow(clippy::too_many_arguments)]
 fn place_bank2(
     files: &[InputFile<'_>],
     live: &Live,
@@ -1287,21 +1317,7 @@ pub(crate) fn plan(
                 // the final link keeps it, as a direct link keeps the
                 // losing copy's table (difftest -r pipeline, seed 240000).
                 if let Some(t) = relocatable_loser_table_owner(files, db, f, i, &text_out) {
-                    let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
-                    o.flags = s.flags;
-                    o.align = s.addralign.max(1);
-                    o.entsize = s.entsize;
-                    o.section_symbol = section_symbols[i];
-                    o.size = s.size;
-                    o.info = InfoTo::Section(t);
-                    o.link = LinkTo::Zero;
-                    o.body = Body::Pieces(Pieces::One(Piece {
-                        file: f.id,
-                        section: s.index,
-                        offset: 0,
-                    }));
-                    let id = plan.add(o);
-                    plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
+                    add_loser_section(&mut plan, f, s, section_symbols[i], t);
                     // On Blackwell its bytes are zeros, as in a final link
                     // (`place_bank2`; measured with nvlink -r, fixture
                     // `bank2_weak_copies_r`).
@@ -1486,21 +1502,12 @@ pub(crate) fn plan(
         let Some(&t) = wtext.and_then(|t| text_out[w.file.0 as usize].get(&t)) else {
             continue;
         };
-        let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
-        o.flags = s.flags;
-        o.align = s.addralign.max(1);
-        o.entsize = s.entsize;
-        o.section_symbol = f
+        let section_symbol = f
             .cubin
             .symbols
             .iter()
             .any(|y| y.ty() == STT_SECTION && y.section() == Some(sec));
-        o.size = s.size;
-        o.info = InfoTo::Section(t);
-        o.link = LinkTo::Zero;
-        o.body = Body::NoBits;
-        let id = plan.add(o);
-        plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: id, offset: 0 });
+        add_loser_section(&mut plan, f, s, section_symbol, t);
     }
     place_bank2(files, live, &mut plan, &text_out, b2, &leader);
     // nvlink appends the parameter bank of a weak kernel overridden by a
