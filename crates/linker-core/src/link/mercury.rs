@@ -160,8 +160,8 @@ pub(crate) struct Mercury<'d> {
     kept: Vec<Kept>,
     /// Output relocation section per target, in creation order.
     rela: Vec<(OutSecId, OutSecId)>,
-    /// `--preserve-relocs`: the resolved capsule relocations (shared memory,
-    /// constant banks), and their output section per target.
+    /// `--preserve-relocs`: the resolved capsule relocations (shared-memory
+    /// references), and their output section per target.
     resolved: Vec<Kept>,
     resolved_rela: Vec<(OutSecId, OutSecId)>,
     /// Per output capmerc section: its header-index table and the handles in slot order.
@@ -926,29 +926,12 @@ impl<'d> Mercury<'d> {
                         }
                     }
                     if is_capsule && plan.resolved.is_some() {
-                        // `--preserve-relocs`: as the SASS side lists them
-                        // (`preserve.rs`): module-scope and kernels' shared
-                        // variables and constant-bank variables, but not a
-                        // device function's jump table (measured at sm_100).
-                        let var = match super::shared::classify(files, db, here) {
-                            Some(super::shared::SharedRef::Var(d)) => Some(d),
-                            Some(super::shared::SharedRef::Dynamic) => None,
-                            // (No constant-bank entries on Blackwell, as
-                            // on the SASS side.)
-                            None if plan.arch.is_blackwell_or_later() => None,
-                            None => def.filter(|d| {
-                                let df = &files[d.file.0 as usize];
-                                df.cubin.symbols[d.index as usize]
-                                    .section()
-                                    .and_then(|i| df.cubin.sections.get(i as usize))
-                                    .is_some_and(|ds| {
-                                        (SHT_CUDA_CONSTANT0..=SHT_CUDA_CONSTANT17)
-                                            .contains(&ds.sh_type)
-                                            && !super::relocate::device_function_table(df, ds)
-                                    })
-                            }),
-                        };
-                        if let Some(d) = var {
+                        // `--preserve-relocs`: the shared-variable references,
+                        // as the SASS side lists them (`preserve.rs`; on
+                        // Blackwell no constant-bank ones, measured at sm_100).
+                        if let Some(super::shared::SharedRef::Var(d)) =
+                            super::shared::classify(files, db, here)
+                        {
                             self.resolved.push(Kept {
                                 target: tp.out,
                                 offset: tp.offset.wrapping_add(offset),

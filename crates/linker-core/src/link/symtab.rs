@@ -219,7 +219,7 @@ pub(crate) fn build<'a>(
     }
     // Locals: each file's in parallel, concatenated in file order.
     // `--preserve-relocs`: where module-scope shared variables' symbols go
-    // (`preserve::module_shared_symbol`).
+    // (`preserve::SharedHomes`).
     let preserve_shared = super::preserve::SharedHomes::new(plan, rel);
     let locals_of = |f: &'a InputFile<'_>| -> (Vec<OutSym<'a>>, Vec<u32>) {
         let plan: &Plan = plan;
