@@ -702,7 +702,7 @@ fn add_loser_section(
     s: &Section<'_>,
     section_symbol: bool,
     t: OutSecId,
-) {
+) -> OutSecId {
     let mut o = OutSection::new(s.name, s.sh_type, role_of(s, true));
     o.flags = s.flags;
     o.align = s.addralign.max(1);
@@ -722,6 +722,7 @@ fn add_loser_section(
     };
     let id = plan.add(o);
     plan.placement[f.id.0 as usize][s.index as usize] = Some(Placement { out: id, offset: 0 });
+    id
 }
 
 /// `-r`: the output text of the function whose weak copy owned input section
@@ -1317,7 +1318,7 @@ pub(crate) fn plan(
                 // the final link keeps it, as a direct link keeps the
                 // losing copy's table (difftest -r pipeline, seed 240000).
                 if let Some(t) = relocatable_loser_table_owner(files, db, f, i, &text_out) {
-                    add_loser_section(&mut plan, f, s, section_symbols[i], t);
+                    let _ = add_loser_section(&mut plan, f, s, section_symbols[i], t);
                     // On Blackwell its bytes are zeros, as in a final link
                     // (`place_bank2`; measured with nvlink -r, fixture
                     // `bank2_weak_copies_r`).
@@ -1495,19 +1496,60 @@ pub(crate) fn plan(
             }
         }
     }
+    // One `.nv.shared.<k>` per winning text: the copies' own sections in
+    // input order (nvlink -r: 0x2c + 0x1c = 0x48; relocatable shared symbols
+    // hold their alignment, not an offset, so only the size and alignment
+    // matter; fixture `shared_weak_entry_r`: two sections of one name made
+    // nvdisasm hang).
+    let mut windows: HashMap<OutSecId, Vec<(FileId, u32)>> = HashMap::default();
     for (fid, sec, w) in loser_windows {
         let f = &files[fid.0 as usize];
         let s = &f.cubin.sections[sec as usize];
-        let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section();
+        let wfile = &files[w.file.0 as usize];
+        let wtext = wfile.cubin.symbols[w.index as usize].section();
         let Some(&t) = wtext.and_then(|t| text_out[w.file.0 as usize].get(&t)) else {
             continue;
         };
-        let section_symbol = f
-            .cubin
-            .symbols
-            .iter()
-            .any(|y| y.ty() == STT_SECTION && y.section() == Some(sec));
-        add_loser_section(&mut plan, f, s, section_symbol, t);
+        let existing = plan.sections.iter().position(|o| {
+            o.sh_type == SHT_CUDA_SHARED && matches!(o.info, InfoTo::Section(x) if x == t)
+        });
+        let Some(ws) = existing.map(|i| OutSecId(i as u32)) else {
+            let section_symbol = f
+                .cubin
+                .symbols
+                .iter()
+                .any(|y| y.ty() == STT_SECTION && y.section() == Some(sec));
+            let id = add_loser_section(&mut plan, f, s, section_symbol, t);
+            windows.insert(id, vec![(fid, sec)]);
+            continue;
+        };
+        let parts = windows.entry(ws).or_insert_with(|| {
+            // The winner's own section first in the list (sorted below).
+            wtext
+                .and_then(|wt| {
+                    wfile.cubin.sections.iter().find(|x| {
+                        x.sh_type == SHT_CUDA_SHARED && wfile.owner[x.index as usize] == Some(wt)
+                    })
+                })
+                .map(|x| vec![(w.file, x.index)])
+                .unwrap_or_default()
+        });
+        parts.push((fid, sec));
+    }
+    for (ws, mut parts) in windows {
+        parts.sort_unstable();
+        let (mut end, mut align) = (0u64, 1u64);
+        for &(fid, sec) in &parts {
+            let x = &files[fid.0 as usize].cubin.sections[sec as usize];
+            let a = x.addralign.max(1);
+            let offset = align_up(end, a);
+            plan.placement[fid.0 as usize][sec as usize] = Some(Placement { out: ws, offset });
+            end = offset + x.size;
+            align = align.max(a);
+        }
+        let o = plan.sec_mut(ws);
+        o.size = end;
+        o.align = o.align.max(align);
     }
     place_bank2(files, live, &mut plan, &text_out, b2, &leader);
     // nvlink appends the parameter bank of a weak kernel overridden by a
