@@ -362,12 +362,7 @@ impl<'d> Mercury<'d> {
                         o.entsize = s.entsize;
                         o.link = LinkTo::Section(symtab);
                         o.size = s.size;
-                        o.body =
-                            Body::Pieces(super::sections::Pieces::One(super::sections::Piece {
-                                file: f.id,
-                                section: s.index,
-                                offset: 0,
-                            }));
+                        o.body = Body::whole(f.id, s);
                         let id = plan.add(o);
                         plan.placement[fid][s.index as usize] =
                             Some(Placement { out: id, offset: 0 });
@@ -527,20 +522,7 @@ impl<'d> Mercury<'d> {
         for &(file, index) in list {
             let f = &files[file.0 as usize];
             let s = &f.cubin.sections[index as usize];
-            // The function: the capsule's (sh_info) symbol's section.
-            let text = f
-                .cubin
-                .sections
-                .get(s.info as usize)
-                .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
-                .and_then(|c| f.cubin.symbols.get(c.info as usize))
-                .and_then(|sym| sym.section());
-            let bank = text.and_then(|t| {
-                f.cubin
-                    .sections
-                    .iter()
-                    .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == t)
-            });
+            let bank = twin_bank(f, s);
             let Some(places) = bank.and_then(|b| banks.get(&(file, b.index))) else {
                 continue; // dead, or no bank to mirror
             };
@@ -600,20 +582,7 @@ impl<'d> Mercury<'d> {
         plan: &mut Plan,
     ) {
         let fid = f.id.0 as usize;
-        let text = f
-            .cubin
-            .sections
-            .get(s.info as usize)
-            .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
-            .and_then(|c| f.cubin.symbols.get(c.info as usize))
-            .and_then(|sym| sym.section());
-        let bank = text.and_then(|t| {
-            f.cubin
-                .sections
-                .iter()
-                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == t)
-        });
-        let Some(bp) = bank.and_then(|b| plan.placement[fid][b.index as usize]) else {
+        let Some(bp) = twin_bank(f, s).and_then(|b| plan.placement[fid][b.index as usize]) else {
             return; // the bank was dropped (a weak copy's that lost): so is its twin
         };
         let capsule = match plan.sec(bp.out).info {
@@ -626,11 +595,7 @@ impl<'d> Mercury<'d> {
         o.align = s.addralign.max(1);
         o.size = s.size;
         o.info = capsule.map_or(InfoTo::Raw(0), InfoTo::Section);
-        o.body = Body::Pieces(super::sections::Pieces::One(super::sections::Piece {
-            file: f.id,
-            section: s.index,
-            offset: 0,
-        }));
+        o.body = Body::whole(f.id, s);
         let id = plan.add(o);
         plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset: 0 });
     }
@@ -1053,58 +1018,21 @@ impl<'d> Mercury<'d> {
             }
         }
         self.header_tables(plan);
-        // Output relocation sections, in order of first kept entry.
-        // (A set for membership: a `Vec::contains` per relocation was 0.36 s of
-        // a 2000-object sm_100 link.)
-        let mut seen: Vec<OutSecId> = Vec::new();
-        let mut known: HashSet<OutSecId> = HashSet::default();
-        for k in &self.kept {
-            if known.insert(k.target) {
-                seen.push(k.target);
-            }
-        }
-        for target in seen {
-            let tname = plan.sec(target).name.clone();
-            let rest = tname
-                .strip_prefix(".nv.capmerc")
-                .or_else(|| tname.strip_prefix(".nv.merc"))
-                .unwrap_or(&tname);
-            let mut o = OutSection::new(
-                format!(".nv.merc.rela{rest}"),
-                SHT_CUDA_MERC_RELA,
-                Role::Mercury(group::RELA),
-            );
-            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK;
-            o.align = 8;
-            o.entsize = 24;
-            o.link = LinkTo::Section(symtab);
-            o.info = InfoTo::Section(target);
-            let id = plan.add(o);
-            self.rela.push((target, id));
-        }
-        let mut seen: Vec<OutSecId> = Vec::new();
-        let mut known: HashSet<OutSecId> = HashSet::default();
-        for k in &self.resolved {
-            if known.insert(k.target) {
-                seen.push(k.target);
-            }
-        }
-        for target in seen {
-            let tname = plan.sec(target).name.clone();
-            let rest = tname.strip_prefix(".nv.capmerc").unwrap_or(&tname);
-            let mut o = OutSection::new(
-                format!(".nv.merc.nv.resolvedrela{rest}"),
-                SHT_CUDA_MERC_RESOLVED_RELA,
-                Role::Mercury(group::RELA),
-            );
-            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK;
-            o.align = 8;
-            o.entsize = 24;
-            o.link = LinkTo::Section(symtab);
-            o.info = InfoTo::Section(target);
-            let id = plan.add(o);
-            self.resolved_rela.push((target, id));
-        }
+        // Output relocation sections, in order of first entry.
+        self.rela = relocation_sections(
+            plan,
+            &self.kept,
+            ".nv.merc.rela",
+            SHT_CUDA_MERC_RELA,
+            symtab,
+        );
+        self.resolved_rela = relocation_sections(
+            plan,
+            &self.resolved,
+            ".nv.merc.nv.resolvedrela",
+            SHT_CUDA_MERC_RESOLVED_RELA,
+            symtab,
+        );
         Ok(())
     }
 
@@ -1816,6 +1744,67 @@ impl<'d> Mercury<'d> {
             s.body = Body::Bytes(bytes);
         }
     }
+}
+
+/// One relocation section per target of `entries` (in order of first
+/// entry), named `prefix` + the target's name less `.nv.capmerc`/`.nv.merc`
+/// (`.nv.merc.rela.text.k`, `.nv.merc.nv.resolvedrela.text.k`); their bytes
+/// come in [`Mercury::finish`]. (A set for membership: a `Vec::contains` per
+/// relocation was 0.36 s of a 2000-object sm_100 link.)
+fn relocation_sections(
+    plan: &mut Plan,
+    entries: &[Kept],
+    prefix: &str,
+    sh_type: u32,
+    symtab: OutSecId,
+) -> Vec<(OutSecId, OutSecId)> {
+    let mut seen: Vec<OutSecId> = Vec::new();
+    let mut known: HashSet<OutSecId> = HashSet::default();
+    for k in entries {
+        if known.insert(k.target) {
+            seen.push(k.target);
+        }
+    }
+    seen.into_iter()
+        .map(|target| {
+            let tname = plan.sec(target).name.clone();
+            let rest = tname
+                .strip_prefix(".nv.capmerc")
+                .or_else(|| tname.strip_prefix(".nv.merc"))
+                .unwrap_or(&tname);
+            let mut o = OutSection::new(
+                format!("{prefix}{rest}"),
+                sh_type,
+                Role::Mercury(group::RELA),
+            );
+            o.flags = SHF_CUDA_MERCURY | SHF_INFO_LINK;
+            o.align = 8;
+            o.entsize = 24;
+            o.link = LinkTo::Section(symtab);
+            o.info = InfoTo::Section(target);
+            (target, plan.add(o))
+        })
+        .collect()
+}
+
+/// The SASS bank 2 (`.nv.constant2.<fn>`) of `f` whose Mercury twin is
+/// `twin` (`.nv.merc.nv.constant.optimizer.<fn>`): the bank of the function
+/// whose capsule `twin`'s `sh_info` names.
+fn twin_bank<'a, 'd>(
+    f: &'a InputFile<'d>,
+    twin: &crate::cubin::Section<'_>,
+) -> Option<&'a crate::cubin::Section<'d>> {
+    let text = f
+        .cubin
+        .sections
+        .get(twin.info as usize)
+        .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
+        .and_then(|c| f.cubin.symbols.get(c.info as usize))
+        .and_then(|sym| sym.section())?;
+    f.cubin
+        .sections
+        .iter()
+        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
 }
 
 /// Writes the values of resolved Mercury relocations of capsule `capsule`

@@ -151,6 +151,17 @@ pub(crate) enum Body {
     Alias(OutSecId),
 }
 
+impl Body {
+    /// The whole of input section `s` of input `file`, at offset 0.
+    pub(crate) fn whole(file: FileId, s: &Section<'_>) -> Body {
+        Body::Pieces(Pieces::One(Piece {
+            file,
+            section: s.index,
+            offset: 0,
+        }))
+    }
+}
+
 /// What an output section is for; decides its place in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
@@ -714,11 +725,7 @@ fn add_loser_section(
     o.body = if s.is_nobits() {
         Body::NoBits
     } else {
-        Body::Pieces(Pieces::One(Piece {
-            file: f.id,
-            section: s.index,
-            offset: 0,
-        }))
+        Body::whole(f.id, s)
     };
     let id = plan.add(o);
     plan.placement[f.id.0 as usize][s.index as usize] = Some(Placement { out: id, offset: 0 });
@@ -1430,11 +1437,7 @@ pub(crate) fn plan(
                 o.body = if nobits {
                     Body::NoBits
                 } else {
-                    Body::Pieces(Pieces::One(Piece {
-                        file: f.id,
-                        section: s.index,
-                        offset: 0,
-                    }))
+                    Body::whole(f.id, s)
                 };
                 let id = plan.add(o);
                 if role == Role::Text {
