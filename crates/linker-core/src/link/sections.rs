@@ -1505,6 +1505,15 @@ pub(crate) fn plan(
     // matter; fixture `shared_weak_entry_r`: two sections of one name made
     // nvdisasm hang).
     let mut windows: HashMap<OutSecId, Vec<(FileId, u32)>> = HashMap::default();
+    // Winning text → its `.nv.shared.<k>` (built once, only when needed).
+    let mut window_of: HashMap<OutSecId, OutSecId> = HashMap::default();
+    if !loser_windows.is_empty() {
+        for (i, o) in plan.sections.iter().enumerate() {
+            if let (SHT_CUDA_SHARED, InfoTo::Section(t)) = (o.sh_type, &o.info) {
+                window_of.entry(*t).or_insert(OutSecId(i as u32));
+            }
+        }
+    }
     for (fid, sec, w) in loser_windows {
         let f = &files[fid.0 as usize];
         let s = &f.cubin.sections[sec as usize];
@@ -1513,10 +1522,7 @@ pub(crate) fn plan(
         let Some(&t) = wtext.and_then(|t| text_out[w.file.0 as usize].get(&t)) else {
             continue;
         };
-        let existing = plan.sections.iter().position(|o| {
-            o.sh_type == SHT_CUDA_SHARED && matches!(o.info, InfoTo::Section(x) if x == t)
-        });
-        let Some(ws) = existing.map(|i| OutSecId(i as u32)) else {
+        let Some(&ws) = window_of.get(&t) else {
             let section_symbol = f
                 .cubin
                 .symbols
@@ -1524,6 +1530,7 @@ pub(crate) fn plan(
                 .any(|y| y.ty() == STT_SECTION && y.section() == Some(sec));
             let id = add_loser_section(&mut plan, f, s, section_symbol, t);
             windows.insert(id, vec![(fid, sec)]);
+            window_of.insert(t, id);
             continue;
         };
         let parts = windows.entry(ws).or_insert_with(|| {
