@@ -221,6 +221,9 @@ pub(crate) fn build<'a>(
     // `--preserve-relocs`: where module-scope shared variables' symbols go
     // (`preserve::SharedHomes`).
     let preserve_shared = super::preserve::SharedHomes::new(plan, rel);
+    // Blackwell `-r` and `--preserve-relocs` links rename ptxas' jump-table
+    // symbols (below); other links need not even look at them.
+    let renames_tables = (rel || plan.resolved.is_some()) && plan.arch.is_blackwell_or_later();
     let locals_of = |f: &'a InputFile<'_>| -> (Vec<OutSym<'a>>, Vec<u32>) {
         let plan: &Plan = plan;
         let fid = f.id.0 as usize;
@@ -242,7 +245,8 @@ pub(crate) fn build<'a>(
             // below included (renamed ones: see below; measured, difftest
             // seeds 240000, 240011: a device function's table before the
             // kernel's, `.nv.constant.optimizer.<k>.2`).
-            let in_table = sym.name.contains(".const_opt.")
+            let in_table = renames_tables
+                && sym.name.contains(".const_opt.")
                 && sym.section().is_some_and(|sec| {
                     f.cubin.sections[sec as usize].sh_type == SHT_CUDA_CONSTANT2
                 });
@@ -332,11 +336,7 @@ pub(crate) fn build<'a>(
             let name = match sym.name.split_once(".const_opt.") {
                 // (So does a Blackwell `--preserve-relocs` link: measured,
                 // difftest seed 240003.)
-                Some((func, _))
-                    if (rel || plan.resolved.is_some())
-                        && plan.arch.is_blackwell_or_later()
-                        && dsec.sh_type == SHT_CUDA_CONSTANT2 =>
-                {
+                Some((func, _)) if renames_tables && dsec.sh_type == SHT_CUDA_CONSTANT2 => {
                     Cow::Owned(format!(".nv.constant.optimizer.{func}.{jump_tables}"))
                 }
                 _ => Cow::Borrowed(sym.name),
