@@ -10,14 +10,22 @@
 //! async-signal-safe). Before the temporary file exists nothing has been
 //! written; after the rename the output is complete.
 //!
-//! The linker writes straight into the temporary file through a shared memory
-//! mapping of its final size ([`AtomicOutput`] is a [`linker_core::OutputSink`]):
-//! no output buffer in memory and no `write(2)` copy into the page cache. Each
-//! finished window of the output is unmapped again (`MADV_DONTNEED`; the dirty
-//! pages stay in the page cache and reach the file), so the output never counts
-//! more than one window towards the process's resident memory.
+//! The linker fills the output window by window ([`AtomicOutput`] is a
+//! [`linker_core::OutputSink`]) in one reused buffer, and each finished window is
+//! written with one positioned `write` (`pwrite(2)`), so the output never counts
+//! more than one window towards the process's resident memory. Measured against
+//! a shared mapping of the file filled in place (`MADV_POPULATE_WRITE` per
+//! window, `MADV_DONTNEED` after it): on ext4 a 56 MB output took 29–49 ms of
+//! page-fault work through the mapping and 14–17 ms through `pwrite`.
+//!
+//! The commit swaps the finished file with an existing output
+//! (`renameat2(RENAME_EXCHANGE)`, Linux) and then removes the old one, where a
+//! plain rename over it is the fallback. On ext4 a rename over an existing file
+//! also starts the writeback of the new file (the `auto_da_alloc` heuristic for
+//! programs that replace files without `fsync`): 26–45 ms for the 54 MB output of
+//! the 2000-object benchmark, against under 1 ms for the swap (the old file's
+//! removal costs the same either way).
 
-use memmap2::{Advice, MmapMut, UncheckedAdvice};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::Range;
@@ -33,7 +41,11 @@ pub struct AtomicOutput {
     path: PathBuf,
     tmp: PathBuf,
     file: Option<File>,
-    map: Option<MmapMut>,
+    /// The window being filled (reused for every window).
+    buf: Vec<u8>,
+    /// The first error writing a finished window; reported by
+    /// [`AtomicOutput::commit`] (the sink's `release` cannot return it).
+    write_error: Option<io::Error>,
     create_error: Option<io::Error>,
     /// Removes the temporary file on a terminating signal while it exists.
     guard: Option<signals::TempGuard>,
@@ -48,7 +60,8 @@ impl AtomicOutput {
             path: path.to_path_buf(),
             tmp: PathBuf::new(),
             file: None,
-            map: None,
+            buf: Vec::new(),
+            write_error: None,
             create_error: None,
             guard: None,
         }
@@ -110,20 +123,28 @@ impl AtomicOutput {
         use linker_core::OutputSink;
         self.begin(bytes.len())?;
         self.window(0..bytes.len()).copy_from_slice(bytes);
-        Ok(())
+        self.release(0..bytes.len());
+        match self.write_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
-    /// Unmaps, closes and renames the temporary file over the output.
+    /// Closes the temporary file and puts it in the output's place.
     pub fn commit(mut self) -> io::Result<()> {
         if self.file.is_none() {
             self.create()?;
         }
-        self.map = None;
+        if let Some(e) = self.write_error.take() {
+            // Dropping `self` removes the temporary file.
+            return Err(e);
+        }
+        self.buf = Vec::new();
         self.file = None;
         if let Some(ms) = std::env::var(STALL_ENV).ok().and_then(|v| v.parse().ok()) {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
-        let result = std::fs::rename(&self.tmp, &self.path);
+        let result = replace(&self.tmp, &self.path);
         if result.is_err() {
             let _ = std::fs::remove_file(&self.tmp);
         }
@@ -132,10 +153,52 @@ impl AtomicOutput {
     }
 }
 
+/// Puts `tmp` in `path`'s place: swapped with an existing `path`, whose old
+/// file (now named `tmp`) is then removed; renamed where there is nothing to
+/// swap with or the system cannot swap.
+fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let (Ok(from), Ok(to)) = (
+            CString::new(tmp.as_os_str().as_bytes()),
+            CString::new(path.as_os_str().as_bytes()),
+        ) else {
+            return std::fs::rename(tmp, path);
+        };
+        // SAFETY: two NUL-terminated paths; renameat2 only reads them.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if rc == 0 {
+            // `tmp` now names the old output. The new one is in place: a failure
+            // to remove the old one leaves a stray file, not a broken output.
+            if let Err(e) = std::fs::remove_file(tmp) {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot remove the previous output (now {}): {e}",
+                        tmp.display()
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        // ENOENT (no output yet), EINVAL/ENOSYS (no swap here), EXDEV…: rename.
+    }
+    std::fs::rename(tmp, path)
+}
+
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
         if self.file.is_some() {
-            self.map = None;
             self.file = None;
             let _ = std::fs::remove_file(&self.tmp);
         }
@@ -154,39 +217,42 @@ impl linker_core::OutputSink for AtomicOutput {
         }
         let file = self.file.as_ref().expect("created above");
         file.set_len(size as u64)?;
-        self.map = None;
-        if size > 0 {
-            // SAFETY: the file was created by this process with create_new
-            // under a private temporary name; nothing else maps or truncates it
-            // while the mapping lives.
-            self.map = Some(unsafe { MmapMut::map_mut(file)? });
-        }
+        self.write_error = None;
         Ok(())
     }
 
     fn window(&mut self, range: Range<usize>) -> &mut [u8] {
-        match &mut self.map {
-            Some(map) => {
-                // One call to fault in the whole window instead of a page fault
-                // per 4 KiB page; a failure (old kernel) only costs the faults.
-                let _ = map.advise_range(Advice::PopulateWrite, range.start, range.len());
-                &mut map[range]
-            }
-            None => &mut [],
+        // The linker writes every byte of the window: no need to clear it.
+        if self.buf.len() < range.len() {
+            self.buf.resize(range.len(), 0);
         }
+        &mut self.buf[..range.len()]
     }
 
     fn release(&mut self, range: Range<usize>) {
-        if let Some(map) = &self.map {
-            // SAFETY: MADV_DONTNEED on a *shared* file mapping only unmaps the
-            // pages; their (dirty) contents stay in the page cache and a later
-            // access faults the same bytes back in, so no data is lost and no
-            // reference into the mapping sees different bytes.
-            let _ = unsafe {
-                map.unchecked_advise_range(UncheckedAdvice::DontNeed, range.start, range.len())
-            };
+        if self.write_error.is_some() {
+            return;
+        }
+        let Some(file) = &self.file else { return };
+        if let Err(e) = write_at(file, &self.buf[..range.len()], range.start as u64) {
+            self.write_error = Some(e);
         }
     }
+}
+
+/// Writes all of `bytes` at `offset` of `file`.
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(bytes, offset)
+}
+
+/// Writes all of `bytes` at `offset` of `file`.
+#[cfg(not(unix))]
+fn write_at(mut file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    file.seek(SeekFrom::Start(offset))?;
+    file.write_all(bytes)
 }
 
 #[cfg(unix)]
@@ -307,6 +373,22 @@ mod tests {
         drop(o);
         assert!(sub.is_dir());
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        // An output that is a symbolic link: the link is replaced by the new
+        // file (as `rename` does), the file it pointed to stays as it was.
+        #[cfg(unix)]
+        {
+            let target = dir.join("target.cubin");
+            let link = dir.join("link.cubin");
+            std::fs::write(&target, b"target").unwrap();
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            let mut o = AtomicOutput::new(&link);
+            o.write_all(b"via link").unwrap();
+            o.commit().unwrap();
+            assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+            assert_eq!(std::fs::read(&link).unwrap(), b"via link");
+            assert_eq!(std::fs::read(&target).unwrap(), b"target");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
