@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// The bytes of one input, kept alive for the whole link.
 pub(crate) enum Blob {
     /// A memory-mapped file.
-    Mapped(memmap2::Mmap),
+    Mapped(super::inmap::Mapped),
     /// Bytes handed in by the caller, or a file too small to map.
     Owned(Arc<[u8]>),
 }
@@ -79,7 +79,7 @@ fn blob_bytes(blob: &Blob) -> &[u8] {
 pub(crate) enum ImageBytes<'b> {
     Borrowed(&'b [u8]),
     Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
+    Mapped(super::inmap::Mapped),
 }
 
 /// One device ELF image to link (a candidate until selection).
@@ -219,7 +219,8 @@ pub(crate) struct InputFile<'d> {
     pub func_sym: Vec<u32>,
 }
 
-fn map_file(path: &Path, name: &str) -> Result<Blob> {
+/// Opens an input file: the file and its size, `None` when it is empty.
+fn open_file(path: &Path, name: &str) -> Result<Option<(std::fs::File, usize)>> {
     let io = |what: &str, e: std::io::Error| {
         Error::new(ErrorKind::Io, format!("{what}: {e}")).in_file(name.to_string())
     };
@@ -231,13 +232,28 @@ fn map_file(path: &Path, name: &str) -> Result<Blob> {
         return Err(Error::new(ErrorKind::Io, "input is a directory").in_file(name.to_string()));
     }
     if meta.len() == 0 {
-        return Ok(Blob::Owned(Arc::from(Vec::new())));
+        return Ok(None);
     }
-    // SAFETY: the map is read-only and lives as long as the link; a file
-    // truncated by another process while we link would fault, as with
-    // every mmap-based linker (mold, lld, wild).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io("cannot map input file", e))?;
-    Ok(Blob::Mapped(map))
+    let len = usize::try_from(meta.len()).map_err(|_| {
+        Error::new(ErrorKind::Io, "input too large to map").in_file(name.to_string())
+    })?;
+    Ok(Some((file, len)))
+}
+
+/// Maps a file, at the address `hint` if that is free (0: anywhere).
+fn map_file(path: &Path, name: &str, hint: usize) -> Result<Blob> {
+    match open_file(path, name)? {
+        None => Ok(Blob::Owned(Arc::from(Vec::new()))),
+        // The map is read-only and lives as long as the link; a file
+        // truncated by another process while we link would fault, as with
+        // every mmap-based linker (mold, lld, wild).
+        Some((file, len)) => super::inmap::map_file(&file, len, hint)
+            .map(Blob::Mapped)
+            .map_err(|e| {
+                Error::new(ErrorKind::Io, format!("cannot map input file: {e}"))
+                    .in_file(name.to_string())
+            }),
+    }
 }
 
 /// Finds `libNAME.a` in the `-L` directories, then in `LIBRARY_PATH`.
@@ -303,9 +319,30 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
             )),
         }
     }
+    // The files are mapped side by side (`inmap`: their pages can then be
+    // dropped with one call per range of inputs): their sizes first, then each
+    // is opened, mapped at its place, closed and sniffed, in parallel. (Holding
+    // all of them open at once instead cost 40-50 ms at N = 2000: each time the
+    // table of file descriptors of a multi-threaded process grows, the kernel
+    // waits for an RCU grace period.)
+    let lens: Vec<usize> = jobs
+        .par_iter()
+        .map(|(input, _)| match input {
+            InputSource::File(path) => std::fs::metadata(path).map_or(0, |m| m.len() as usize),
+            InputSource::Bytes { .. } => 0,
+        })
+        .collect();
+    let hints: Vec<usize> = match super::inmap::side_by_side(&lens) {
+        Some((offsets, span)) => match super::inmap::free_range(span) {
+            0 => vec![0; lens.len()],
+            base => offsets.into_iter().map(|o| base + o).collect(),
+        },
+        None => vec![0; lens.len()],
+    };
     let blobs: Vec<NamedBlob> = jobs
         .into_par_iter()
-        .map(|(input, group)| match input {
+        .zip(hints)
+        .map(|((input, group), hint)| match input {
             InputSource::Bytes { name, data } => Ok(NamedBlob {
                 path_id: mangle_id(&name),
                 name,
@@ -316,7 +353,7 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
             }),
             InputSource::File(path) => {
                 let name = path.display().to_string();
-                let blob = map_file(&path, &name)?;
+                let blob = map_file(&path, &name, hint)?;
                 // Only archives need it (`realpath` costs a syscall per path
                 // component: 2000 objects spent ~5 ms on it).
                 let canonical = matches!(detect(blob_bytes(&blob)), InputKind::Archive)
@@ -579,7 +616,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
             }
             MemberData::External(rel) => {
                 let path = nb.dir.join(rel);
-                let blob = map_file(&path, &mname)?;
+                let blob = map_file(&path, &mname, 0)?;
                 let bytes: &[u8] = match &blob {
                     Blob::Mapped(m) => m,
                     Blob::Owned(b) => b,
@@ -772,6 +809,7 @@ pub(crate) fn parse_all<'d, 'm>(
             ));
         }
     }
+    mappings.drop_resident();
     for (i, f) in out.iter_mut().enumerate() {
         f.id = FileId(i as u32);
     }
@@ -1127,7 +1165,7 @@ fn check_subformats(cubin: &Cubin<'_>) -> Result<()> {
 /// give nothing. PTX-only members are not compiled.
 pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec<String>)> {
     let name = path.display().to_string();
-    let Ok(blob) = map_file(path, &name) else {
+    let Ok(blob) = map_file(path, &name, 0) else {
         return Vec::new();
     };
     let data: &[u8] = match &blob {
@@ -1177,35 +1215,39 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
     out
 }
 
-/// At most this many inputs get their pages split off (each split adds two
-/// memory mappings; Linux allows 65,530 per process by default).
+/// At most this many inputs get their code split into a mapping of its own
+/// (each split adds two memory mappings; Linux allows 65,530 per process by
+/// default).
 const MAX_CODE_SPLITS: usize = 16_000;
 
-/// Bytes of a page, the unit `madvise` works in.
-const PAGE: usize = 4096;
-
-/// The memory mappings the inputs' images lie in, by address, so that their
-/// resident pages can be given back while the link does not need them.
+/// The address ranges the inputs' images are mapped in (runs of adjacent
+/// input mappings, `inmap`), so that their resident pages can be given back
+/// while the link does not need them.
 pub(crate) struct Mappings<'m> {
-    maps: Vec<(usize, &'m memmap2::Mmap)>,
+    /// (start, end) of each run, by address.
+    runs: Vec<(usize, usize)>,
     splits: std::sync::atomic::AtomicUsize,
+    _inputs: std::marker::PhantomData<&'m ()>,
 }
 
-/// One input image's pages inside a mapping, which the link drops from memory
-/// between its uses (dropped pages are read again from the file on the next
-/// access: the mappings are read-only and private).
+/// The pages holding one input image inside one run of mappings, which the link
+/// drops from memory between their uses (dropped pages are read again from
+/// the file on the next access: the mappings are read-only and private).
 pub(crate) struct DeferredPages<'m> {
-    map: &'m memmap2::Mmap,
-    /// First whole page of the image (offset in the mapping).
+    /// Index of the run in [`Mappings`].
+    run: usize,
+    /// Start of the image's first page (address).
     start: usize,
-    /// End of the image's last page that is its own.
+    /// End of the image's last page (address).
     end: usize,
+    _inputs: std::marker::PhantomData<&'m ()>,
 }
 
 impl<'m> Mappings<'m> {
-    /// The mappings of `blobs` and of the mapped thin-archive members of `images`.
+    /// The runs of the mappings of `blobs` and of the mapped thin-archive
+    /// members of `images`.
     pub(crate) fn new(blobs: &'m [NamedBlob], images: &'m [Image<'_>]) -> Self {
-        let mut maps: Vec<(usize, &memmap2::Mmap)> = blobs
+        let runs: Vec<(usize, usize)> = blobs
             .iter()
             .filter_map(|b| match &b.blob {
                 Blob::Mapped(m) => Some(m),
@@ -1215,31 +1257,30 @@ impl<'m> Mappings<'m> {
                 ImageBytes::Mapped(m) => Some(m),
                 _ => None,
             }))
-            .map(|m| (m.as_ptr() as usize, m))
+            .map(|m| m.pages())
             .collect();
-        maps.sort_by_key(|m| m.0);
         Mappings {
-            maps,
+            runs: super::inmap::runs(runs),
             splits: std::sync::atomic::AtomicUsize::new(0),
+            _inputs: std::marker::PhantomData,
         }
     }
 
-    /// Drops the resident pages of `file`'s code and everything after it
-    /// (constants, initialized data, section headers in ptxas' layout: what
-    /// only the write reads) until the write copies them, and splits the code
-    /// into its own mapping (`MADV_RANDOM` on it) so that the kernel's
-    /// fault-around, which maps up to 64 KiB around any touched page of the
-    /// same mapping, does not bring it back while the phases before the write
-    /// read the metadata in front of it or the write copies the constants
-    /// behind it. That is about 60% of a typical object. `None` when the image
-    /// is not mapped or has no page of its own. Advisory only: a failed
-    /// `madvise` (another page size, not Linux) changes nothing.
+    /// Splits `file`'s code into a mapping of its own, so that the kernel's
+    /// fault-around, which maps up to 64 KiB of cached pages around any
+    /// touched page of the same mapping, does not bring the code back while
+    /// the phases before the write read the metadata in front of it or the
+    /// write copies the constants behind it; returns the image's own pages.
+    /// `None` when the image is not mapped.
+    /// Advisory only: a failed `madvise` changes nothing. Once every input is
+    /// split, [`Mappings::drop_resident`] drops all their pages.
     pub(crate) fn defer(&self, file: &InputFile<'_>) -> Option<DeferredPages<'m>> {
+        let page = super::inmap::page_size();
         let data = file.cubin.data;
         let (lo, hi) = (data.as_ptr() as usize, data.as_ptr() as usize + data.len());
-        let i = self.maps.partition_point(|m| m.0 <= lo);
-        let &(base, map) = self.maps.get(i.checked_sub(1)?)?;
-        if hi > base + map.len() {
+        let i = self.runs.partition_point(|r| r.0 <= lo).checked_sub(1)?;
+        let (base, run_end) = self.runs[i];
+        if hi > run_end {
             return None;
         }
         let (mut code_lo, mut code_hi) = (hi, lo);
@@ -1249,61 +1290,37 @@ impl<'m> Mappings<'m> {
                 code_hi = code_hi.max(s.data.as_ptr() as usize + s.data.len());
             }
         }
-        // The image's own pages: a page it shares with a neighbour in the
-        // same mapping (archive members) stays; the mapping's last page is
-        // the image's when it ends there.
-        let start = (lo - base).div_ceil(PAGE) * PAGE;
-        let end = if hi == base + map.len() {
-            (hi - base).div_ceil(PAGE) * PAGE
-        } else {
-            (hi - base) / PAGE * PAGE
-        };
-        if end <= start {
-            return None;
-        }
-        let late = ((code_lo - base).div_ceil(PAGE) * PAGE).clamp(start, end);
-        let code_end = (code_hi.max(code_lo) - base) / PAGE * PAGE;
-        if code_end >= late + 2 * PAGE
+        // The pages holding the image (a page it shares with a neighbouring
+        // archive member included: dropping is advisory, a dropped page only
+        // has to be read again).
+        let round_up = |a: usize| (a - base).div_ceil(page) * page + base;
+        let round_down = |a: usize| (a - base) / page * page + base;
+        let (start, end) = (round_down(lo), round_up(hi));
+        let late = round_up(code_lo).clamp(start, end);
+        let code_end = round_down(code_hi.max(code_lo));
+        if code_end >= late + 2 * page
             && self
                 .splits
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 < MAX_CODE_SPLITS
         {
-            let _ = map.advise_range(memmap2::Advice::Random, late, code_end - late);
+            super::inmap::split_off(late, code_end);
         }
-        let d = DeferredPages { map, start, end };
-        d.drop_range(late, end);
-        Some(d)
-    }
-}
-
-/// Drops the resident pages of `map`'s bytes `start..end` (whole pages; the
-/// kernel rounds the end up). Dropped pages are read again from the file on
-/// the next access: the input mappings are read-only and private.
-fn drop_resident(map: &memmap2::Mmap, start: usize, end: usize) {
-    // memmap2 wants the length inside the mapping's.
-    let end = end.min(map.len());
-    if end <= start {
-        return;
-    }
-    // SAFETY: a read-only private file mapping: dropped pages are read again
-    // from the file on the next access (the link already relies on the
-    // inputs not changing while it runs).
-    let _ = unsafe {
-        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
-    };
-}
-
-impl DeferredPages<'_> {
-    /// Drops the resident pages of the whole image: nothing but the write
-    /// reads it again, and the write releases what it copied window by window
-    /// ([`Release::release_written`]).
-    pub(crate) fn drop_all(&self) {
-        self.drop_range(self.start, self.end);
+        Some(DeferredPages {
+            run: i,
+            start,
+            end,
+            _inputs: std::marker::PhantomData,
+        })
     }
 
-    fn drop_range(&self, start: usize, end: usize) {
-        drop_resident(self.map, start, end);
+    /// Drops the resident pages of every input (one call per run): what
+    /// the parse read. Each later phase faults in only the pages it reads (the
+    /// metadata in front of the code; see [`Mappings::defer`]).
+    pub(crate) fn drop_resident(&self) {
+        for &(lo, hi) in &self.runs {
+            super::inmap::drop_pages(lo, hi);
+        }
     }
 }
 
@@ -1314,9 +1331,8 @@ pub(crate) struct Release<'m> {
     /// (output offset where a copied input section starts, its file), by offset.
     spans: Vec<(u64, FileId)>,
     next: usize,
-    /// Per file, the last window that released it (+1; 0: none yet).
-    released_in: Vec<u32>,
-    window: u32,
+    /// Per run: the address range of the pages to drop after this window.
+    pending: Vec<(usize, usize)>,
 }
 
 impl<'m> Release<'m> {
@@ -1326,35 +1342,36 @@ impl<'m> Release<'m> {
         mut spans: Vec<(u64, FileId)>,
     ) -> Self {
         spans.sort_unstable_by_key(|s| s.0);
-        let n = pages.len();
+        let runs = pages.iter().flatten().map(|p| p.run + 1).max().unwrap_or(0);
         Release {
             pages,
             spans,
             next: 0,
-            released_in: vec![0; n],
-            window: 0,
+            pending: vec![(usize::MAX, 0); runs],
         }
     }
 
     /// Called once the output up to `written` is complete: drops the pages of
-    /// every input that the window just written copied from (an input whose
-    /// sections lie in several windows is read again by the next one and
-    /// dropped again after it).
+    /// the inputs that the window just written copied from, as one address
+    /// range per run (from the first such input's pages to the last's;
+    /// inputs in between and an input whose sections lie in several windows
+    /// are read again when needed and dropped again after).
     pub(crate) fn release_written(&mut self, written: u64) {
-        self.window += 1;
         while let Some(&(at, file)) = self.spans.get(self.next) {
             if at >= written {
                 break;
             }
             self.next += 1;
-            let f = file.0 as usize;
-            if self.released_in[f] == self.window {
-                continue;
+            if let Some(p) = &self.pages[file.0 as usize] {
+                let r = &mut self.pending[p.run];
+                *r = (r.0.min(p.start), r.1.max(p.end));
             }
-            self.released_in[f] = self.window;
-            if let Some(p) = &self.pages[f] {
-                p.drop_all();
+        }
+        for r in &mut self.pending {
+            if r.0 < r.1 {
+                super::inmap::drop_pages(r.0, r.1);
             }
+            *r = (usize::MAX, 0);
         }
     }
 }

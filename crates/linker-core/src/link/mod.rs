@@ -24,6 +24,7 @@ pub(crate) mod blackwell;
 mod capsule;
 mod debugline;
 mod hints;
+mod inmap;
 mod layout;
 mod listsort;
 mod live;
