@@ -349,8 +349,11 @@ impl<'d> Entry<'d> {
                 let mut out = Vec::new();
                 out.try_reserve_exact(n)
                     .map_err(|_| bad(format!("cannot allocate {n} bytes")))?;
-                let mut dec = ruzstd::decoding::FrameDecoder::new();
-                dec.decode_all_to_vec(self.payload, &mut out)
+                // Decodes into the reserved capacity and fails when the data
+                // would need more (libzstd: 3.7x faster than a pure-Rust
+                // decoder on nvshmem's 14 MB sm_90 image, docs/dependencies.md).
+                zstd::bulk::Decompressor::new()
+                    .and_then(|mut d| d.decompress_to_buffer(self.payload, &mut out))
                     .map_err(|e| bad(format!("Zstandard: {e}")))?;
                 if out.len() != n {
                     return Err(bad(format!(
