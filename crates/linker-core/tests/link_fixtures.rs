@@ -33,12 +33,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[];
 /// Tracked in docs/blackwell.md ("Known gaps").
 const KNOWN_ARCH_GAPS: &[(&str, &[u32], Option<&str>, &str)] = &[
     (
-        "cu_jump_tables_r",
-        &[100, 120],
-        Some("nvlink's link of it differs"),
-        "nvlink links culink's Blackwell -r output with every constant bank 2 (the jump tables) zeroed; culink's own relink is right, and so is nvlink's at sm_80/90 (docs/blackwell.md section 7)",
-    ),
-    (
         "bank2_weak_copies_r",
         &[75, 90, 100, 120],
         Some("(relink of -r output)"),

@@ -769,6 +769,19 @@ pub(crate) fn create_sections(plan: &mut Plan) {
             seen.push(key);
         }
     }
+    // A Blackwell `-r` output keeps each bank 2's (empty) `.rela` section, as
+    // ptxas writes it and nvlink -r keeps it: nvlink's final link of a `-r`
+    // object whose banks 2 have none drops the relocations of their Mercury
+    // twins and writes every jump table as zeros (measured, fixture
+    // `cu_jump_tables_r`; docs/blackwell.md §7). (nvlink -r at sm_80/90
+    // drops them, and its final link needs none there.)
+    if plan.relocatable && plan.arch.is_blackwell_or_later() {
+        for (i, sec) in plan.sections.iter().enumerate() {
+            if sec.sh_type == SHT_CUDA_CONSTANT2 && !known.contains(&(i as u32, true)) {
+                seen.push((i as u32, true));
+            }
+        }
+    }
     for (target, rela) in seen {
         let tname = plan.sections[target as usize].name.clone();
         let (prefix, ty, ent) = if rela {
