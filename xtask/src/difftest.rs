@@ -1402,11 +1402,12 @@ enum Outcome {
 
 /// `-r` pipelines: culink's `-r` of two neighbouring objects (the first two,
 /// the last two, and objects 1 and 2 when there are four or more), linked in
-/// their place with the others by culink, must be equivalent to nvlink's
-/// direct link of all of them (but for the tkinfo notes, which name the `-r`
-/// link). Returns the report lines.
+/// their place with the others by culink, and again by nvlink, must be
+/// equivalent to nvlink's direct link of all of them (but for the tkinfo
+/// notes, which name the `-r` link). Returns the report lines.
 fn relocatable_pipelines(
     culink: &Path,
+    nvlink: &Path,
     dir: &Path,
     sm: &str,
     sm_number: u32,
@@ -1459,6 +1460,30 @@ fn relocatable_pipelines(
                 d.len()
             ));
             report.extend(d.into_iter().map(|x| format!("  {x}")));
+        }
+        // Interop: nvlink's final link of culink's `-r` output (build systems
+        // mix the two; this found nvlink zeroing Blackwell jump tables).
+        let nout = format!("npipe_{name}.cubin");
+        let nfin = link(nvlink, None, dir, sm, &order, &nout)?;
+        let Some(ncubin) = nfin.cubin.filter(|_| nfin.ok) else {
+            report.push(format!(
+                "-r pipeline {name} ({}): nvlink's final link of culink's -r output fails:\n{}",
+                order.join(" "),
+                nfin.stderr
+            ));
+            continue;
+        };
+        let nd: Vec<String> = compare(&ncubin, reference, sm_number)?
+            .into_iter()
+            .filter(|x| !x.contains(".note.nv.tkinfo"))
+            .collect();
+        if !nd.is_empty() {
+            report.push(format!(
+                "-r pipeline {name} ({}): nvlink's final link of culink's -r output: {} difference(s) from nvlink's direct link:",
+                order.join(" "),
+                nd.len()
+            ));
+            report.extend(nd.into_iter().map(|x| format!("  {x}")));
         }
     }
     Ok(report)
@@ -1583,7 +1608,10 @@ fn run_one(
                 );
             }
             if relocatable && inputs.len() >= 3 {
-                for line in relocatable_pipelines(culink, dir, &sm, prog.sm_number(), &inputs, t)? {
+                let nvlink = tools.join("nvlink");
+                for line in
+                    relocatable_pipelines(culink, &nvlink, dir, &sm, prog.sm_number(), &inputs, t)?
+                {
                     let _ = writeln!(report, "{line}");
                 }
             }
