@@ -167,26 +167,27 @@ fn replace(tmp: &Path, path: &Path) -> io::Result<()> {
         ) else {
             return std::fs::rename(tmp, path);
         };
-        // SAFETY: two NUL-terminated paths; renameat2 only reads them.
-        let rc = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
+        let exchange = || {
+            // SAFETY: two NUL-terminated paths; renameat2 only reads them.
+            unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    from.as_ptr(),
+                    libc::AT_FDCWD,
+                    to.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            }
         };
-        if rc == 0 {
-            // `tmp` now names the old output. The new one is in place: a failure
-            // to remove the old one leaves a stray file, not a broken output.
+        if exchange() == 0 {
+            // `tmp` now names the old output. If it cannot be removed, the
+            // swap is undone, so that a failed link leaves the old output as
+            // it was (the caller then removes `tmp`, the new file again).
             if let Err(e) = std::fs::remove_file(tmp) {
+                let _ = exchange();
                 return Err(io::Error::new(
                     e.kind(),
-                    format!(
-                        "cannot remove the previous output (now {}): {e}",
-                        tmp.display()
-                    ),
+                    format!("cannot remove the previous output: {e}"),
                 ));
             }
             return Ok(());
