@@ -299,6 +299,9 @@ pub(crate) struct Plan {
     /// Input sections copied as zeros (Blackwell: the jump tables of weak
     /// copies that lost, `place_bank2`).
     pub zeroed: HashSet<(FileId, u32)>,
+    /// Blackwell: the bytes written instead of a losing weak copy's jump
+    /// tables when some of their entries are not zero ([`loser_table_bytes`]).
+    pub loser_tables: HashMap<(FileId, u32), Vec<u8>>,
     /// The value nvlink leaves in the null symbol (`symtab[0]`, both
     /// tables): the bank offset of the last appended table of a weak copy
     /// that lost when read, when the winner has a table of its own (an
@@ -878,10 +881,26 @@ fn place_bank2(
     };
     let mut grown: std::collections::BTreeSet<OutSecId> = std::collections::BTreeSet::new();
     // On Blackwell their bytes are zeros (the Mercury twin keeps their
-    // relocations; measured at sm_100, `bank2_weak_copies`).
+    // relocations; measured at sm_100, `bank2_weak_copies`), but for entries
+    // whose target is one of the winning copy's own table targets.
     if plan.arch.is_blackwell_or_later() {
-        for list in losers.values() {
+        for (&fi, list) in losers {
             plan.zeroed.extend(list.iter().copied());
+            let key = live.funcs[fi as usize].key;
+            let winner = &files[key.file.0 as usize];
+            if let Some(wbank) = winner
+                .cubin
+                .sections
+                .iter()
+                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == key.text)
+            {
+                for &(lf, ls) in list {
+                    if let Some(bytes) = loser_table_bytes(winner, wbank, &files[lf.0 as usize], ls)
+                    {
+                        plan.loser_tables.insert((lf, ls), bytes);
+                    }
+                }
+            }
         }
     }
     // Kernels' own banks grow by their losing copies' first.
@@ -1152,6 +1171,7 @@ pub(crate) fn plan(
         reserved_base: Vec::new(),
         kernel_leader: Vec::new(),
         zeroed: HashSet::default(),
+        loser_tables: HashMap::default(),
         null_value: 0,
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
@@ -1731,4 +1751,78 @@ fn only_losers(f: &InputFile<'_>, sec: u32, db: &super::symbols::SymbolDb<'_>) -
         any = true;
     }
     any
+}
+
+/// The (entry offset, Mercury target) pairs of bank 2 `bank`'s jump tables
+/// in `f`: the relocations of its Mercury twin
+/// (`.nv.merc.nv.constant.optimizer.<fn>`, one `R_MERCURY_PROG_REL32` per
+/// entry against the function, the addend the target's offset in its code).
+fn table_targets<'a>(
+    f: &'a InputFile<'_>,
+    bank: &Section<'_>,
+) -> impl Iterator<Item = (u64, i64)> + 'a {
+    let twin_name = bank
+        .name
+        .strip_prefix(".nv.constant2.")
+        .map(|n| format!(".nv.merc.nv.constant.optimizer.{n}"));
+    let twin = twin_name.and_then(|t| {
+        f.cubin
+            .sections
+            .iter()
+            .find(|s| s.sh_type == SHT_CUDA_MERC_CONST_OPT && s.name == t)
+    });
+    let rels = twin.and_then(|t| {
+        f.cubin
+            .sections
+            .iter()
+            .find(|r| r.sh_type == SHT_CUDA_MERC_RELA && r.info == t.index)
+    });
+    // `Elf64_Rela` entries: r_offset, r_info, r_addend.
+    rels.into_iter().flat_map(|r| {
+        r.data.chunks_exact(24).map(|e| {
+            (
+                u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+                i64::from_le_bytes(e[16..24].try_into().expect("8 bytes")),
+            )
+        })
+    })
+}
+
+/// Blackwell: the bytes nvlink writes for the jump tables of a weak copy
+/// that lost when read (bank 2 `lsec` of `lfile`), appended to the winner's
+/// (`place_bank2`): an entry whose target (its Mercury twin's addend) is also
+/// a target of the winning copy's own tables (bank `wbank` of `winner`) gets
+/// the winner's SASS offset of it, every other entry is 0 (measured at
+/// sm_100 and sm_120: a losing copy whose first switch is the winner's,
+/// fixture `bank2_loser_shared_targets`; difftest 270028). `None` when no
+/// entry maps (all zeros).
+fn loser_table_bytes(
+    winner: &InputFile<'_>,
+    wbank: &Section<'_>,
+    lfile: &InputFile<'_>,
+    lsec: u32,
+) -> Option<Vec<u8>> {
+    let sass: HashMap<i64, [u8; 4]> = table_targets(winner, wbank)
+        .filter_map(|(off, target)| {
+            let at = usize::try_from(off).ok()?;
+            let v: [u8; 4] = wbank.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
+            Some((target, v))
+        })
+        .collect();
+    if sass.is_empty() {
+        return None;
+    }
+    let lbank = lfile.cubin.sections.get(lsec as usize)?;
+    let mut bytes = vec![0u8; lbank.data.len()];
+    let mut any = false;
+    for (off, target) in table_targets(lfile, lbank) {
+        let (Some(v), Ok(at)) = (sass.get(&target), usize::try_from(off)) else {
+            continue;
+        };
+        if let Some(dst) = at.checked_add(4).and_then(|end| bytes.get_mut(at..end)) {
+            dst.copy_from_slice(v);
+            any = true;
+        }
+    }
+    any.then_some(bytes)
 }

@@ -408,7 +408,10 @@ fn write_section(
                 // (Empty but for Blackwell weak-copy jump tables: no hashing
                 // per piece otherwise.)
                 if !plan.zeroed.is_empty() && plan.zeroed.contains(&(p.file, p.section)) {
-                    piece.fill(0);
+                    match plan.loser_tables.get(&(p.file, p.section)) {
+                        Some(b) if b.len() == piece.len() => piece.copy_from_slice(b),
+                        _ => piece.fill(0),
+                    }
                     continue;
                 }
                 piece.copy_from_slice(src);
