@@ -1439,51 +1439,39 @@ fn relocatable_pipelines(
         let mut order: Vec<String> = inputs[..at].to_vec();
         order.push(robj);
         order.extend_from_slice(&inputs[at + 2..]);
-        let out = format!("pipe_{name}.cubin");
-        let fin = link(culink, None, dir, sm, &order, &out)?;
-        let Some(cubin) = fin.cubin.filter(|_| fin.ok) else {
-            report.push(format!(
-                "-r pipeline {name} ({}): the final link fails:\n{}",
-                order.join(" "),
-                fin.stderr
-            ));
-            continue;
-        };
-        let d: Vec<String> = compare(&cubin, reference, sm_number)?
-            .into_iter()
-            .filter(|x| !x.contains(".note.nv.tkinfo"))
-            .collect();
-        if !d.is_empty() {
-            report.push(format!(
-                "-r pipeline {name} ({}): {} difference(s) from nvlink's direct link:",
-                order.join(" "),
-                d.len()
-            ));
-            report.extend(d.into_iter().map(|x| format!("  {x}")));
-        }
-        // Interop: nvlink's final link of culink's `-r` output (build systems
+        // The final link by culink, then by nvlink (interop: build systems
         // mix the two; this found nvlink zeroing Blackwell jump tables).
-        let nout = format!("npipe_{name}.cubin");
-        let nfin = link(nvlink, None, dir, sm, &order, &nout)?;
-        let Some(ncubin) = nfin.cubin.filter(|_| nfin.ok) else {
-            report.push(format!(
-                "-r pipeline {name} ({}): nvlink's final link of culink's -r output fails:\n{}",
-                order.join(" "),
-                nfin.stderr
-            ));
-            continue;
-        };
-        let nd: Vec<String> = compare(&ncubin, reference, sm_number)?
-            .into_iter()
-            .filter(|x| !x.contains(".note.nv.tkinfo"))
-            .collect();
-        if !nd.is_empty() {
-            report.push(format!(
-                "-r pipeline {name} ({}): nvlink's final link of culink's -r output: {} difference(s) from nvlink's direct link:",
-                order.join(" "),
-                nd.len()
-            ));
-            report.extend(nd.into_iter().map(|x| format!("  {x}")));
+        let finals = [
+            (culink, "pipe", "the final link", ""),
+            (
+                nvlink,
+                "npipe",
+                "nvlink's final link of culink's -r output",
+                "nvlink's final link of culink's -r output: ",
+            ),
+        ];
+        for (tool, stem, what, prefix) in finals {
+            let fin = link(tool, None, dir, sm, &order, &format!("{stem}_{name}.cubin"))?;
+            let Some(cubin) = fin.cubin.filter(|_| fin.ok) else {
+                report.push(format!(
+                    "-r pipeline {name} ({}): {what} fails:\n{}",
+                    order.join(" "),
+                    fin.stderr
+                ));
+                continue;
+            };
+            let d: Vec<String> = compare(&cubin, reference, sm_number)?
+                .into_iter()
+                .filter(|x| !x.contains(".note.nv.tkinfo"))
+                .collect();
+            if !d.is_empty() {
+                report.push(format!(
+                    "-r pipeline {name} ({}): {prefix}{} difference(s) from nvlink's direct link:",
+                    order.join(" "),
+                    d.len()
+                ));
+                report.extend(d.into_iter().map(|x| format!("  {x}")));
+            }
         }
     }
     Ok(report)

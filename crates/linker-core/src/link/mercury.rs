@@ -673,19 +673,7 @@ impl<'d> Mercury<'d> {
                 let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
                 let is_frame = target.name == ".nv.merc.debug_frame";
                 let mut operands: Vec<Operand> = Vec::new();
-                let mut relocs: Vec<(u64, u32, u32, i64)> = rs
-                    .data
-                    .chunks_exact(24)
-                    .map(|e| {
-                        let info = u64::from_le_bytes(e[8..16].try_into().expect("8"));
-                        (
-                            u64::from_le_bytes(e[0..8].try_into().expect("8")),
-                            info as u32,
-                            (info >> 32) as u32,
-                            i64::from_le_bytes(e[16..24].try_into().expect("8")),
-                        )
-                    })
-                    .collect();
+                let mut relocs: Vec<(u64, u32, u32, i64)> = rela_entries(rs.data).collect();
                 if target.name.strip_prefix(".nv.merc") == Some(super::live::GLOBAL_INIT) {
                     // As the SASS twin: a weak variable that lost to a weak
                     // one keeps no relocations (`live::dropped_init_ranges`).
@@ -1790,7 +1778,7 @@ fn relocation_sections(
 /// The SASS bank 2 (`.nv.constant2.<fn>`) of `f` whose Mercury twin is
 /// `twin` (`.nv.merc.nv.constant.optimizer.<fn>`): the bank of the function
 /// whose capsule `twin`'s `sh_info` names.
-fn twin_bank<'a, 'd>(
+pub(crate) fn twin_bank<'a, 'd>(
     f: &'a InputFile<'d>,
     twin: &crate::cubin::Section<'_>,
 ) -> Option<&'a crate::cubin::Section<'d>> {
@@ -1805,6 +1793,20 @@ fn twin_bank<'a, 'd>(
         .sections
         .iter()
         .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
+}
+
+/// The entries of a Mercury relocation section (`Elf64_Rela`): (offset,
+/// type, symbol index, addend).
+pub(crate) fn rela_entries(data: &[u8]) -> impl Iterator<Item = (u64, u32, u32, i64)> + '_ {
+    data.chunks_exact(24).map(|e| {
+        let info = u64::from_le_bytes(e[8..16].try_into().expect("8"));
+        (
+            u64::from_le_bytes(e[0..8].try_into().expect("8")),
+            info as u32,
+            (info >> 32) as u32,
+            i64::from_le_bytes(e[16..24].try_into().expect("8")),
+        )
+    })
 }
 
 /// Writes the values of resolved Mercury relocations of capsule `capsule`

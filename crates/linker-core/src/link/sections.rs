@@ -1761,15 +1761,9 @@ fn table_targets<'a>(
     f: &'a InputFile<'_>,
     bank: &Section<'_>,
 ) -> impl Iterator<Item = (u64, i64)> + 'a {
-    let twin_name = bank
-        .name
-        .strip_prefix(".nv.constant2.")
-        .map(|n| format!(".nv.merc.nv.constant.optimizer.{n}"));
-    let twin = twin_name.and_then(|t| {
-        f.cubin
-            .sections
-            .iter()
-            .find(|s| s.sh_type == SHT_CUDA_MERC_CONST_OPT && s.name == t)
+    let twin = f.cubin.sections.iter().find(|t| {
+        t.sh_type == SHT_CUDA_MERC_CONST_OPT
+            && super::mercury::twin_bank(f, t).is_some_and(|b| b.index == bank.index)
     });
     let rels = twin.and_then(|t| {
         f.cubin
@@ -1777,15 +1771,8 @@ fn table_targets<'a>(
             .iter()
             .find(|r| r.sh_type == SHT_CUDA_MERC_RELA && r.info == t.index)
     });
-    // `Elf64_Rela` entries: r_offset, r_info, r_addend.
-    rels.into_iter().flat_map(|r| {
-        r.data.chunks_exact(24).map(|e| {
-            (
-                u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
-                i64::from_le_bytes(e[16..24].try_into().expect("8 bytes")),
-            )
-        })
-    })
+    rels.into_iter()
+        .flat_map(|r| super::mercury::rela_entries(r.data).map(|(off, _, _, addend)| (off, addend)))
 }
 
 /// Blackwell: the bytes nvlink writes for the jump tables of a weak copy
