@@ -1446,12 +1446,13 @@ pub(crate) fn build(
             {
                 let cg =
                     CallGraph::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))?;
-                // CALLS and ADDRESS_REFS entries are deduplicated within one
-                // input only: nvlink keeps one per copy of a caller, so a weak
-                // copy replaced by a later input's definition and the winner
-                // both list `f -> g` (measured at sm_80 and sm_103; difftest
-                // seeds 30073, 70117; fixture `weak_replaced_graph_twice`).
-                let mut seen: HashSet<(u8, u32, u32)> = HashSet::default();
+                // CALLS and ADDRESS_REFS entries are copied as they are, repeats
+                // included: a weak copy replaced by a later input's definition
+                // and the winner both list `f -> g` (measured at sm_80 and
+                // sm_103; difftest seeds 30073, 70117; fixture
+                // `weak_replaced_graph_twice`), and so does a `-r` output that
+                // kept both copies' entries (seed 270006: nvlink keeps the two
+                // `fn5 -> fn3` of one input).
                 // Lists 2 and 3 carry prototypes as `.strtab` offsets of signatures.
                 let sig = |o: u32| syms.signature(f.id, o).unwrap_or(o);
                 // A copy that lost to an earlier input's definition brings no
@@ -1462,12 +1463,10 @@ pub(crate) fn build(
                         continue;
                     }
                     if let (Some(a), Some(b)) = (out_of(f, e.caller), out_of(f, e.callee)) {
-                        if seen.insert((1, a, b)) {
-                            g.calls.push(CallEdge {
-                                caller: a,
-                                callee: b,
-                            });
-                        }
+                        g.calls.push(CallEdge {
+                            caller: a,
+                            callee: b,
+                        });
                     }
                 }
                 for &(a, p) in &cg.address_taken {
@@ -1500,9 +1499,7 @@ pub(crate) fn build(
                         continue;
                     }
                     if let (Some(a), Some(b)) = (out_of(f, a), out_of(f, b)) {
-                        if seen.insert((4, a, b)) {
-                            g.address_refs.push((a, b));
-                        }
+                        g.address_refs.push((a, b));
                     }
                 }
             }
