@@ -1484,16 +1484,15 @@ pub(crate) fn plan(
                     section_symbols[i],
                     &mut reserved_seen,
                 );
-            } else if !relocatable
-                && nobits
-                && s.name == ".nv.global"
-                && only_losers(f, s.index, db)
-            {
+            } else if nobits && s.name == ".nv.global" && only_losers(f, s.index, db) {
                 // An input's bss holding nothing but definitions that lost
                 // as their input was read takes no space (a definition that
                 // held the name and was beaten by a later input's keeps its
                 // hole; so does a strong one merged into `.common`
                 // variables): `global_weak_loser_bss`, `global_weak_three_bss`.
+                // Also in a `-r` output, as nvlink -r drops it, so that the
+                // relink lays out bss as the direct link (difftest seed
+                // 290043, fixture `global_weak_loser_bss_r`).
                 continue;
             } else {
                 let id = match plan.merged.get(s.name) {
