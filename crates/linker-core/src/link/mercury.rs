@@ -1789,10 +1789,20 @@ pub(crate) fn twin_bank<'a, 'd>(
         .filter(|c| c.sh_type == SHT_CUDA_CAPMERC_TEXT)
         .and_then(|c| f.cubin.symbols.get(c.info as usize))
         .and_then(|sym| sym.section())?;
+    // A `-r` output may attach several tables (and twins) to one function:
+    // the k-th twin of the capsule pairs with the k-th bank of the text.
+    let rank = f
+        .cubin
+        .sections
+        .iter()
+        .take_while(|c| c.index != twin.index)
+        .filter(|c| c.sh_type == twin.sh_type && c.info == twin.info)
+        .count();
     f.cubin
         .sections
         .iter()
-        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
+        .filter(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
+        .nth(rank)
 }
 
 /// The entries of a Mercury relocation section (`Elf64_Rela`): (offset,

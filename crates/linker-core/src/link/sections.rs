@@ -666,6 +666,39 @@ fn bank2_kernels(
     reach
 }
 
+/// The order [`place_bank2`] lays the deferred tables out in: nvlink's,
+/// the functions in reverse input order. One input's several tables of one
+/// function (a `-r` output's winner's table, then the tables of copies that
+/// lost to it) are one block in their section order, like a table and its
+/// losing copies' in a direct link: each entry is the first table and the
+/// sections of the others (measured at sm_89 on a relink of culink's `-r`
+/// output holding winner `f`, loser `f`, `g`: nvlink lays out `g`, winner,
+/// loser, and its null symbol keeps the loser's offset; difftest
+/// --relocatable seed 290025, fixture `bank2_weak_copies_r`).
+/// (An empty block, `empty`, stays an entry of its own.)
+fn deferred_order(
+    deferred: &[(FileId, u32, u32)],
+    empty: &HashSet<(FileId, u32)>,
+) -> Vec<((FileId, u32, u32), Vec<u32>)> {
+    let mut groups: Vec<((FileId, u32, u32), Vec<u32>)> = Vec::new();
+    let mut at: HashMap<(FileId, u32), usize> = HashMap::default();
+    for &d in deferred {
+        if empty.contains(&(d.0, d.1)) {
+            groups.push((d, Vec::new()));
+            continue;
+        }
+        match at.get(&(d.0, d.2)) {
+            Some(&g) => groups[g].1.push(d.1),
+            None => {
+                at.insert((d.0, d.2), groups.len());
+                groups.push((d, Vec::new()));
+            }
+        }
+    }
+    groups.reverse();
+    groups
+}
+
 /// What `plan` gathers for [`place_bank2`] while it walks the inputs.
 #[derive(Default)]
 struct Bank2 {
@@ -756,6 +789,29 @@ fn relocatable_loser_table_owner(
     }
     let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
     text_out[w.file.0 as usize].get(&wtext).copied()
+}
+
+/// `-r`, Blackwell: [`loser_table_bytes`] of table `sec` of `f`, a weak
+/// copy's that lost when read, against the winner's own table.
+fn relocatable_loser_table_bytes(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    sec: usize,
+) -> Option<Vec<u8>> {
+    let text = f.owner[sec]?;
+    let w = db.resolve(super::symbols::SymRef {
+        file: f.id,
+        index: f.func_sym[text as usize],
+    })?;
+    let winner = &files[w.file.0 as usize];
+    let wtext = winner.cubin.symbols[w.index as usize].section()?;
+    let wbank = winner
+        .cubin
+        .sections
+        .iter()
+        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wtext)?;
+    loser_table_bytes(winner, wbank, f, sec as u32)
 }
 
 /// Places the constant bank 2 of non-kernel functions (sm_75-89) in the bank
@@ -966,7 +1022,8 @@ fn place_bank2(
             }
         }
     }
-    for &(file, sec, fi) in deferred.iter().rev() {
+    for ((file, sec, fi), extra) in deferred_order(deferred, empty) {
+        let extra: Vec<(FileId, u32)> = extra.iter().map(|&s| (file, s)).collect();
         // A replaced copy's table whose winner has none: an empty block,
         // aligned like the table, that the reaching kernels' banks grow to
         // (none is created; measured: difftest 180149, fixture
@@ -1015,7 +1072,12 @@ fn place_bank2(
         let input_size = sec_of(file, sec).size;
         let mut end = input_size;
         let mut block_align = sec_of(file, sec).addralign.max(1);
-        for &(lf, ls) in losers.get(&fi).map(Vec::as_slice).unwrap_or(&[]) {
+        let losing: Vec<(FileId, u32)> = extra
+            .iter()
+            .chain(losers.get(&fi).map(Vec::as_slice).unwrap_or(&[]))
+            .copied()
+            .collect();
+        for &(lf, ls) in &losing {
             let l = sec_of(lf, ls);
             let at = align_up(end, l.addralign.max(1));
             members.push((lf, ls, at));
@@ -1077,11 +1139,7 @@ fn place_bank2(
         }
         if let Some(out) = first {
             // nvlink's null symbol keeps the last appended loser's offset.
-            if let Some(&(_, _, at)) = members
-                .iter()
-                .rev()
-                .find(|m| losers.get(&fi).is_some_and(|l| l.contains(&(m.0, m.1))))
-            {
+            if let Some(&(_, _, at)) = members.iter().rev().find(|m| losing.contains(&(m.0, m.1))) {
                 plan.null_value = offset + at;
             }
             for &(mf, ms, at) in &members {
@@ -1346,11 +1404,15 @@ pub(crate) fn plan(
                 // losing copy's table (difftest -r pipeline, seed 240000).
                 if let Some(t) = relocatable_loser_table_owner(files, db, f, i, &text_out) {
                     let _ = add_loser_section(&mut plan, f, s, section_symbols[i], t);
-                    // On Blackwell its bytes are zeros, as in a final link
-                    // (`place_bank2`; measured with nvlink -r, fixture
-                    // `bank2_weak_copies_r`).
+                    // On Blackwell its bytes are zeros but for the entries
+                    // whose target the winner's tables share, as in a final
+                    // link (`place_bank2`; measured with nvlink -r, fixtures
+                    // `bank2_weak_copies_r`, `bank2_relink_order` at sm_120).
                     if arch.is_blackwell_or_later() {
                         plan.zeroed.insert((f.id, s.index));
+                        if let Some(bytes) = relocatable_loser_table_bytes(files, db, f, i) {
+                            plan.loser_tables.insert((f.id, s.index), bytes);
+                        }
                     }
                 }
                 continue;
