@@ -296,12 +296,10 @@ pub(crate) struct Plan {
     /// Per live function: the first live kernel of its name
     /// ([`Live::same_name_leaders`]; itself for other functions and in `-r`).
     pub kernel_leader: Vec<u32>,
-    /// Input sections copied as zeros (Blackwell: the jump tables of weak
-    /// copies that lost, `place_bank2`).
-    pub zeroed: HashSet<(FileId, u32)>,
-    /// Blackwell: the bytes written instead of a losing weak copy's jump
-    /// tables when some of their entries are not zero ([`loser_table_bytes`]).
-    pub loser_tables: HashMap<(FileId, u32), Vec<u8>>,
+    /// Input sections written as other bytes than their own (Blackwell: the
+    /// jump tables of weak copies that lost, `place_bank2`): zeros, or the
+    /// bytes given when some entries are not zero ([`loser_table_bytes`]).
+    pub overlaid: HashMap<(FileId, u32), Option<Vec<u8>>>,
     /// The value nvlink leaves in the null symbol (`symtab[0]`, both
     /// tables): the bank offset of the last appended table of a weak copy
     /// that lost when read, when the winner has a table of its own (an
@@ -941,7 +939,9 @@ fn place_bank2(
     // whose target is one of the winning copy's own table targets.
     if plan.arch.is_blackwell_or_later() {
         for (&fi, list) in losers {
-            plan.zeroed.extend(list.iter().copied());
+            for &k in list {
+                plan.overlaid.entry(k).or_insert(None);
+            }
             let key = live.funcs[fi as usize].key;
             let winner = &files[key.file.0 as usize];
             if let Some(wbank) = winner
@@ -953,7 +953,7 @@ fn place_bank2(
                 for &(lf, ls) in list {
                     if let Some(bytes) = loser_table_bytes(winner, wbank, &files[lf.0 as usize], ls)
                     {
-                        plan.loser_tables.insert((lf, ls), bytes);
+                        plan.overlaid.insert((lf, ls), Some(bytes));
                     }
                 }
             }
@@ -1099,8 +1099,9 @@ fn place_bank2(
                 // relocations past it dropped); culink lays over only the
                 // copies that fit (measured both ways, `bank2_replaced_align`).
                 let fits = |&&(rf, rs): &&(FileId, u32)| sec_of(rf, rs).size <= input_size;
-                plan.zeroed
-                    .extend(replaced_here.iter().filter(fits).copied());
+                for &r in replaced_here.iter().filter(fits) {
+                    plan.overlaid.entry(r).or_insert(None);
+                }
                 // sm_120/121 show the zeros only over a winner's table of
                 // the same size (difftest 110055); a shorter copy lies under
                 // the winner's bytes.
@@ -1163,7 +1164,7 @@ fn place_bank2(
                 if sec_of(rf, rs).size > size {
                     continue;
                 }
-                plan.zeroed.insert((rf, rs));
+                plan.overlaid.entry((rf, rs)).or_insert(None);
                 plan.placement[rf.0 as usize][rs as usize] = Some(Placement { out: id, offset: 0 });
                 if let Body::Pieces(p) = &mut plan.sec_mut(id).body {
                     p.push_front(Piece {
@@ -1228,8 +1229,7 @@ pub(crate) fn plan(
         device_debug,
         reserved_base: Vec::new(),
         kernel_leader: Vec::new(),
-        zeroed: HashSet::default(),
-        loser_tables: HashMap::default(),
+        overlaid: HashMap::default(),
         null_value: 0,
     };
     let mut reserved_seen: HashMap<&str, Placement> = HashMap::default();
@@ -1409,10 +1409,8 @@ pub(crate) fn plan(
                     // link (`place_bank2`; measured with nvlink -r, fixtures
                     // `bank2_weak_copies_r`, `bank2_relink_order` at sm_120).
                     if arch.is_blackwell_or_later() {
-                        plan.zeroed.insert((f.id, s.index));
-                        if let Some(bytes) = relocatable_loser_table_bytes(files, db, f, i) {
-                            plan.loser_tables.insert((f.id, s.index), bytes);
-                        }
+                        let bytes = relocatable_loser_table_bytes(files, db, f, i);
+                        plan.overlaid.insert((f.id, s.index), bytes);
                     }
                 }
                 continue;

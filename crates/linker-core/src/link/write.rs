@@ -407,8 +407,11 @@ fn write_section(
                 end = end.max(at + src.len());
                 // (Empty but for Blackwell weak-copy jump tables: no hashing
                 // per piece otherwise.)
-                if !plan.zeroed.is_empty() && plan.zeroed.contains(&(p.file, p.section)) {
-                    match plan.loser_tables.get(&(p.file, p.section)) {
+                if let Some(over) = (!plan.overlaid.is_empty())
+                    .then(|| plan.overlaid.get(&(p.file, p.section)))
+                    .flatten()
+                {
+                    match over {
                         Some(b) if b.len() == piece.len() => piece.copy_from_slice(b),
                         _ => piece.fill(0),
                     }
