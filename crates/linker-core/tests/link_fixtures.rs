@@ -60,6 +60,12 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "and on Blackwell nvlink's relink of that output pairs the second table with the first one's Mercury twin (culink's relinks equal the direct link)",
     ),
     (
+        "bank2_replaced_longer",
+        &[100, 103, 120, 121],
+        Some(&["text of function `k`"]),
+        "nvlink re-finalizes the kernel k with a jump table (scheduling control fields only, as sb_refinalize; docs/blackwell.md section 8); its bank, the point of the case, must match",
+    ),
+    (
         "relocatable_frames",
         &[100, 120],
         Some(&[".debug_frame"]),

@@ -527,6 +527,15 @@ impl<'d> Mercury<'d> {
                 continue; // dead, or no bank to mirror
             };
             let primary = bank.and_then(|b| plan.placement[file.0 as usize][b.index as usize]);
+            // A bank clipped to a winner's shorter table (`place_bank2`):
+            // its twin too, zeros, its relocations past the end dropped.
+            if let Some(len) = bank
+                .and_then(|b| plan.overlaid.get(&(file, b.index)))
+                .map(Vec::len)
+                .filter(|&len| (len as u64) < s.size)
+            {
+                plan.overlaid.insert((file, index), vec![0; len]);
+            }
             let mut primary_done = false;
             for &(sass, offset) in places {
                 let id = self.const_opt_twin_of(plan, sass, s, &capsule_of);
@@ -678,6 +687,16 @@ impl<'d> Mercury<'d> {
                     // As the SASS twin: a weak variable that lost to a weak
                     // one keeps no relocations (`live::dropped_init_ranges`).
                     relocs.retain(|r| !super::live::in_ranges(&dropped, r.0));
+                }
+                // A twin clipped to a winner's shorter table: the relocations
+                // past its end go (measured, `bank2_replaced_longer`).
+                if let Some(len) = plan
+                    .overlaid
+                    .get(&(f.id, rs.info))
+                    .map(|b| b.len() as u64)
+                    .filter(|&len| len < target.size)
+                {
+                    relocs.retain(|r| r.0 < len);
                 }
                 relocs.sort_by_key(|r| r.0);
                 let kept_from = self.kept.len();

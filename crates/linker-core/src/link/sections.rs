@@ -111,11 +111,22 @@ impl Pieces {
 
     /// Puts a piece first (an overlay at offset 0, written before the rest).
     pub(crate) fn push_front(&mut self, p: Piece) {
-        match self {
-            Pieces::Many(v) if v.is_empty() => *self = Pieces::One(p),
-            Pieces::Many(v) => v.insert(0, p),
-            Pieces::One(first) => *self = Pieces::Many(vec![p, first.clone()]),
-        }
+        self.insert(0, p);
+    }
+
+    /// Puts a piece at position `at` of the list (an overlay, written after
+    /// the pieces before it); `at` past the end appends.
+    pub(crate) fn insert(&mut self, at: usize, p: Piece) {
+        let mut v = match std::mem::take(self) {
+            Pieces::One(first) => vec![first],
+            Pieces::Many(v) => v,
+        };
+        v.insert(at.min(v.len()), p);
+        *self = if v.len() == 1 {
+            Pieces::One(v.remove(0))
+        } else {
+            Pieces::Many(v)
+        };
     }
 }
 
@@ -297,9 +308,11 @@ pub(crate) struct Plan {
     /// ([`Live::same_name_leaders`]; itself for other functions and in `-r`).
     pub kernel_leader: Vec<u32>,
     /// Input sections written as other bytes than their own (Blackwell: the
-    /// jump tables of weak copies that lost, `place_bank2`): zeros, or the
-    /// bytes given when some entries are not zero ([`loser_table_bytes`]).
-    pub overlaid: HashMap<(FileId, u32), Option<Vec<u8>>>,
+    /// jump tables of weak copies that lost, `place_bank2`, and their Mercury
+    /// twins): zeros, or [`loser_table_bytes`] when some entries are not
+    /// zero; shorter than the input when nvlink clips a replaced copy's
+    /// table to the winner's (its relocations past the end dropped).
+    pub overlaid: HashMap<(FileId, u32), Vec<u8>>,
     /// The value nvlink leaves in the null symbol (`symtab[0]`, both
     /// tables): the bank offset of the last appended table of a weak copy
     /// that lost when read, when the winner has a table of its own (an
@@ -940,7 +953,8 @@ fn place_bank2(
     if plan.arch.is_blackwell_or_later() {
         for (&fi, list) in losers {
             for &k in list {
-                plan.overlaid.entry(k).or_insert(None);
+                let size = sec_of(k.0, k.1).size as usize;
+                plan.overlaid.entry(k).or_insert_with(|| vec![0; size]);
             }
             let key = live.funcs[fi as usize].key;
             let winner = &files[key.file.0 as usize];
@@ -953,7 +967,7 @@ fn place_bank2(
                 for &(lf, ls) in list {
                     if let Some(bytes) = loser_table_bytes(winner, wbank, &files[lf.0 as usize], ls)
                     {
-                        plan.overlaid.insert((lf, ls), Some(bytes));
+                        plan.overlaid.insert((lf, ls), bytes);
                     }
                 }
             }
@@ -1095,19 +1109,31 @@ fn place_bank2(
             end = align_up(end, ra);
             block_align = block_align.max(ra);
             if plan.arch.is_blackwell_or_later() {
-                // nvlink clips an overlay to the winner's table (bytes and
-                // relocations past it dropped); culink lays over only the
-                // copies that fit (measured both ways, `bank2_replaced_align`).
-                let fits = |&&(rf, rs): &&(FileId, u32)| sec_of(rf, rs).size <= input_size;
-                for &r in replaced_here.iter().filter(fits) {
-                    plan.overlaid.entry(r).or_insert(None);
+                // A longer copy is clipped to the winner's table: zeros over
+                // it, its relocations past it dropped (measured at sm_100
+                // and sm_120: a three-entry copy over a two-entry winner,
+                // fixture `bank2_replaced_longer`; difftest 300067).
+                // Its entries whose target the winner's table shares get the
+                // winner's offsets, as a losing copy's (measured at sm_100:
+                // copies of the winner's shape show the winner's bytes).
+                for &r in replaced_here {
+                    let len = sec_of(r.0, r.1).size.min(input_size) as usize;
+                    let mut bytes = loser_table_bytes(
+                        &files[file.0 as usize],
+                        sec_of(file, sec),
+                        &files[r.0 .0 as usize],
+                        r.1,
+                    )
+                    .unwrap_or_default();
+                    bytes.resize(len, 0);
+                    plan.overlaid.entry(r).or_insert(bytes);
                 }
                 // sm_120/121 show the zeros only over a winner's table of
-                // the same size (difftest 110055); a shorter copy lies under
-                // the winner's bytes.
+                // the same size or shorter (difftest 110055); a shorter copy
+                // lies under the winner's bytes.
                 let under =
                     |r: &(FileId, u32)| plan.arch.sm >= 120 && sec_of(r.0, r.1).size < input_size;
-                for &r in replaced_here.iter().filter(fits) {
+                for &r in replaced_here {
                     if under(&r) {
                         members.insert(0, (r.0, r.1, 0));
                     } else {
@@ -1151,27 +1177,54 @@ fn place_bank2(
             }
         }
     }
-    // On Blackwell a replaced kernel's own table also lies under the
-    // winner's bank from offset 0 (zeros; its Mercury relocations copied),
-    // when the bank holds it (measured at sm_100, `bank2_replaced_align`).
+    // On Blackwell a replaced kernel's own table also lies over the winner's
+    // bank from offset 0 (its Mercury relocations copied), when the bank
+    // holds it: its entries whose target the winner's own table shares get
+    // the winner's offsets, the others zeros, as a losing copy's
+    // (`loser_table_bytes`; measured at sm_100 and sm_120, fixture
+    // `bank2_replaced_longer`; difftest 300058). Without a table of the
+    // winner's it lies under the bank (zeros; `bank2_replaced_align`).
     if plan.arch.is_blackwell_or_later() {
         for (&k, list) in kernel_replaced {
             let Some(&id) = kernel_bank2.get(&key(k)) else {
                 continue;
             };
+            let wkey = live.funcs[key(k) as usize].key;
+            let winner = &files[wkey.file.0 as usize];
+            let wbank = winner
+                .cubin
+                .sections
+                .iter()
+                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wkey.text);
             let size = plan.sec(id).size;
             for &(rf, rs) in list.iter().rev() {
                 if sec_of(rf, rs).size > size {
                     continue;
                 }
-                plan.overlaid.entry((rf, rs)).or_insert(None);
+                let len = sec_of(rf, rs).size as usize;
+                let mut bytes = wbank
+                    .and_then(|w| loser_table_bytes(winner, w, &files[rf.0 as usize], rs))
+                    .unwrap_or_default();
+                bytes.resize(len, 0);
+                plan.overlaid.entry((rf, rs)).or_insert(bytes);
                 plan.placement[rf.0 as usize][rs as usize] = Some(Placement { out: id, offset: 0 });
+                let piece = Piece {
+                    file: rf,
+                    section: rs,
+                    offset: 0,
+                };
                 if let Body::Pieces(p) = &mut plan.sec_mut(id).body {
-                    p.push_front(Piece {
-                        file: rf,
-                        section: rs,
-                        offset: 0,
+                    // Over the winner's own table (its first piece).
+                    let own = wbank.is_some_and(|w| {
+                        p.iter()
+                            .next()
+                            .is_some_and(|f| f.file == wkey.file && f.section == w.index)
                     });
+                    if own {
+                        p.insert(1, piece);
+                    } else {
+                        p.push_front(piece);
+                    }
                 }
             }
         }
@@ -1409,7 +1462,8 @@ pub(crate) fn plan(
                     // link (`place_bank2`; measured with nvlink -r, fixtures
                     // `bank2_weak_copies_r`, `bank2_relink_order` at sm_120).
                     if arch.is_blackwell_or_later() {
-                        let bytes = relocatable_loser_table_bytes(files, db, f, i);
+                        let bytes = relocatable_loser_table_bytes(files, db, f, i)
+                            .unwrap_or_else(|| vec![0; s.size as usize]);
                         plan.overlaid.insert((f.id, s.index), bytes);
                     }
                 }

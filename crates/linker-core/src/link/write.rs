@@ -387,6 +387,12 @@ fn write_section(
                 let f = &files[p.file.0 as usize];
                 let src = f.cubin.sections[p.section as usize].data;
                 let at = p.offset as usize;
+                // (Empty but for Blackwell weak-copy jump tables: no hashing
+                // per piece otherwise.)
+                let over = (!plan.overlaid.is_empty())
+                    .then(|| plan.overlaid.get(&(p.file, p.section)))
+                    .flatten();
+                let src: &[u8] = over.map_or(src, Vec::as_slice);
                 if at + src.len() > dst.len() {
                     return Err(Error::new(
                         crate::ErrorKind::Unsupported,
@@ -405,19 +411,10 @@ fn write_section(
                 }
                 let piece = &mut dst[at..at + src.len()];
                 end = end.max(at + src.len());
-                // (Empty but for Blackwell weak-copy jump tables: no hashing
-                // per piece otherwise.)
-                if let Some(over) = (!plan.overlaid.is_empty())
-                    .then(|| plan.overlaid.get(&(p.file, p.section)))
-                    .flatten()
-                {
-                    match over {
-                        Some(b) if b.len() == piece.len() => piece.copy_from_slice(b),
-                        _ => piece.fill(0),
-                    }
-                    continue;
-                }
                 piece.copy_from_slice(src);
+                if over.is_some() {
+                    continue; // its own bytes (and patches) are not written
+                }
                 for patch in plan.patches[p.file.0 as usize].get(p.section) {
                     reloc::apply::apply_resolved(
                         patch.rtype,
