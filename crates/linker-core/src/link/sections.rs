@@ -1100,22 +1100,24 @@ fn place_bank2(
         }
         // A replaced copy's table adds no bytes, only its alignment, as an
         // empty member at the block's end; on Blackwell it also lies over the
-        // winner's table (zeros, with its Mercury relocations): written after
-        // the winner's bytes at sm_100/103 and, for a table of the winner's
-        // size, at sm_120/121; a shorter one under them there.
+        // winner's table (with its Mercury relocations), written after the
+        // winner's bytes.
         let replaced_here = replaced.get(&fi).map(Vec::as_slice).unwrap_or(&[]);
         if !replaced_here.is_empty() {
             let ra = replaced_align(replaced_here);
             end = align_up(end, ra);
             block_align = block_align.max(ra);
             if plan.arch.is_blackwell_or_later() {
-                // A longer copy is clipped to the winner's table: zeros over
-                // it, its relocations past it dropped (measured at sm_100
-                // and sm_120: a three-entry copy over a two-entry winner,
-                // fixture `bank2_replaced_longer`; difftest 300067).
-                // Its entries whose target the winner's table shares get the
-                // winner's offsets, as a losing copy's (measured at sm_100:
-                // copies of the winner's shape show the winner's bytes).
+                // Over the winner's bytes (after them), with a losing copy's
+                // bytes: its entries whose target the winner's table shares
+                // get the winner's offsets, the others zeros (measured at
+                // sm_100-121: copies of the winner's shape show the winner's
+                // bytes, which looked like a shorter copy lying under them at
+                // sm_120/121, difftest 110055; 310062 shows zeros over a
+                // shorter copy's other entries). A longer copy is clipped to
+                // the winner's table, its relocations past it dropped (a
+                // three-entry copy over a two-entry winner, 300067). Fixture
+                // `bank2_replaced_longer`.
                 for &r in replaced_here {
                     let len = sec_of(r.0, r.1).size.min(input_size) as usize;
                     let mut bytes = loser_table_bytes(
@@ -1127,18 +1129,7 @@ fn place_bank2(
                     .unwrap_or_default();
                     bytes.resize(len, 0);
                     plan.overlaid.entry(r).or_insert(bytes);
-                }
-                // sm_120/121 show the zeros only over a winner's table of
-                // the same size or shorter (difftest 110055); a shorter copy
-                // lies under the winner's bytes.
-                let under =
-                    |r: &(FileId, u32)| plan.arch.sm >= 120 && sec_of(r.0, r.1).size < input_size;
-                for &r in replaced_here {
-                    if under(&r) {
-                        members.insert(0, (r.0, r.1, 0));
-                    } else {
-                        members.push((r.0, r.1, 0));
-                    }
+                    members.push((r.0, r.1, 0));
                 }
             }
         }
