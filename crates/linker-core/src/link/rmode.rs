@@ -136,8 +136,14 @@ pub(crate) fn classify(
                     // final link sees one definition only, so what stays is
                     // resolved against the winner there (the address kept or
                     // the range cleared as the winner lives or dies).
+                    // `.debug_info` and `.debug_loc` keep them, pointing at
+                    // the winner, as in a final link (`relocate.rs`; nvlink
+                    // -r too: a cub `EmptyKernel` instantiated in two -G
+                    // objects, fixture `cu_debug_weak_kernel_r`).
                     let dropped = if target.name == ".debug_frame" {
                         super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela)
+                    } else if target.name == ".debug_info" || target.name == ".debug_loc" {
+                        false
                     } else {
                         is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)
                     };

@@ -300,7 +300,10 @@ pub(crate) fn build<'a>(
             {
                 continue;
             }
-            let Some(p) = plan.placement[fid][sec as usize] else {
+            let Some(p) = plan.placement[fid][sec as usize].or_else(|| {
+                rel.then(|| loser_param_home(files, db, plan, f, sec))
+                    .flatten()
+            }) else {
                 continue;
             };
             // `-r`: the table of a weak copy that lost when read, kept as the
@@ -649,6 +652,38 @@ pub(crate) fn build<'a>(
         s.info = super::sections::InfoTo::Raw(locals_end);
     }
     table
+}
+
+/// `-r`: where a local symbol of a losing kernel copy's parameter bank
+/// (nvcc -G's `_param` in `.nv.constant0.<k>`, sm_75–89) goes: the winner's
+/// bank of that name, as nvlink -r keeps it there (measured at sm_75/80,
+/// fixture `cu_debug_weak_kernel_r`). `None` for any other section.
+fn loser_param_home(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    plan: &Plan,
+    f: &InputFile<'_>,
+    sec: u32,
+) -> Option<super::sections::Placement> {
+    let s = &f.cubin.sections[sec as usize];
+    if s.sh_type != SHT_CUDA_CONSTANT0 {
+        return None;
+    }
+    let text = f.owner.get(sec as usize).copied().flatten()?;
+    let w = db.resolve(SymRef {
+        file: f.id,
+        index: *f.func_sym.get(text as usize)?,
+    })?;
+    if w.file == f.id {
+        return None;
+    }
+    let wf = &files[w.file.0 as usize];
+    let wtext = wf.cubin.symbols[w.index as usize].section()?;
+    let wsec =
+        wf.cubin.sections.iter().find(|b| {
+            b.sh_type == s.sh_type && wf.owner.get(b.index as usize) == Some(&Some(wtext))
+        })?;
+    plan.placement[w.file.0 as usize][wsec.index as usize]
 }
 
 #[cfg(test)]
