@@ -685,7 +685,7 @@ fn bank2_kernels(
 /// sections of the others (measured at sm_89 on a relink of culink's `-r`
 /// output holding winner `f`, loser `f`, `g`: nvlink lays out `g`, winner,
 /// loser, and its null symbol keeps the loser's offset; difftest
-/// --relocatable seed 290025, fixture `bank2_weak_copies_r`).
+/// --relocatable seed 290025, fixture `bank2_relink_order`).
 /// (An empty block, `empty`, stays an entry of its own.)
 fn deferred_order(
     deferred: &[(FileId, u32, u32)],
@@ -708,6 +708,15 @@ fn deferred_order(
     }
     groups.reverse();
     groups
+}
+
+/// The bank 2 (jump tables) of the function whose text is section `text`
+/// of `f`: its first `.nv.constant2.<fn>`.
+pub(crate) fn function_table<'a, 'd>(f: &'a InputFile<'d>, text: u32) -> Option<&'a Section<'d>> {
+    f.cubin
+        .sections
+        .iter()
+        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
 }
 
 /// What `plan` gathers for [`place_bank2`] while it walks the inputs.
@@ -817,11 +826,7 @@ fn relocatable_loser_table_bytes(
     })?;
     let winner = &files[w.file.0 as usize];
     let wtext = winner.cubin.symbols[w.index as usize].section()?;
-    let wbank = winner
-        .cubin
-        .sections
-        .iter()
-        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wtext)?;
+    let wbank = function_table(winner, wtext)?;
     loser_table_bytes(winner, wbank, f, sec as u32)
 }
 
@@ -958,12 +963,7 @@ fn place_bank2(
             }
             let key = live.funcs[fi as usize].key;
             let winner = &files[key.file.0 as usize];
-            if let Some(wbank) = winner
-                .cubin
-                .sections
-                .iter()
-                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == key.text)
-            {
+            if let Some(wbank) = function_table(winner, key.text) {
                 for &(lf, ls) in list {
                     if let Some(bytes) = loser_table_bytes(winner, wbank, &files[lf.0 as usize], ls)
                     {
@@ -1003,11 +1003,7 @@ fn place_bank2(
         .collect();
     for (&fi, list) in losers {
         let func = &live.funcs[fi as usize];
-        let own_table = files[func.key.file.0 as usize]
-            .cubin
-            .sections
-            .iter()
-            .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == func.key.text);
+        let own_table = function_table(&files[func.key.file.0 as usize], func.key.text).is_some();
         if func.is_kernel || placed.contains(&fi) || own_table {
             continue;
         }
@@ -1069,12 +1065,7 @@ fn place_bank2(
         // At a replaced copy's slot: the winner's own table.
         let (file, sec) = if slot.get(&fi) == Some(&(file, sec)) {
             let wf = &live.funcs[fi as usize];
-            match files[wf.key.file.0 as usize]
-                .cubin
-                .sections
-                .iter()
-                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text)
-            {
+            match function_table(&files[wf.key.file.0 as usize], wf.key.text) {
                 Some(b) => (wf.key.file, b.index),
                 None => continue,
             }
@@ -1182,11 +1173,7 @@ fn place_bank2(
             };
             let wkey = live.funcs[key(k) as usize].key;
             let winner = &files[wkey.file.0 as usize];
-            let wbank = winner
-                .cubin
-                .sections
-                .iter()
-                .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wkey.text);
+            let wbank = function_table(winner, wkey.text);
             let size = plan.sec(id).size;
             for &(rf, rs) in list.iter().rev() {
                 if sec_of(rf, rs).size > size {
@@ -1393,11 +1380,7 @@ pub(crate) fn plan(
                     } else if let Some(w) = replacing_winner(files, db, live, f, text) {
                         let wf = &live.funcs[w as usize];
                         let winner_table = || {
-                            files[wf.key.file.0 as usize]
-                                .cubin
-                                .sections
-                                .iter()
-                                .any(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == wf.key.text)
+                            function_table(&files[wf.key.file.0 as usize], wf.key.text).is_some()
                         };
                         if wf.is_kernel {
                             // A weak kernel's own table, replaced: its
