@@ -769,6 +769,24 @@ pub(crate) fn create_sections(plan: &mut Plan) {
             seen.push(key);
         }
     }
+    // `-r`: `.rel.debug_frame` before `.rela.debug_frame`, as ptxas writes
+    // them. nvlink's final link reads them in order, and a replaced weak
+    // copy's RELA entry read first (culink keeps the CIE pointers and
+    // `R_CUDA_UNUSED_CLEAR64` as RELA) made it drop the copy's REL address
+    // too (measured at sm_75/80, difftest --relocatable 320001, 320012;
+    // fixture `frame_weak_replaced_r`).
+    if plan.relocatable {
+        let frame = plan.sections.iter().position(|s| s.name == ".debug_frame");
+        if let Some(t) = frame.map(|t| t as u32) {
+            let rel = seen.iter().position(|&k| k == (t, false));
+            let rela = seen.iter().position(|&k| k == (t, true));
+            if let (Some(a), Some(b)) = (rel, rela) {
+                if b < a {
+                    seen.swap(a, b);
+                }
+            }
+        }
+    }
     // A Blackwell `-r` output keeps each bank 2's (empty) `.rela` section, as
     // ptxas writes it and nvlink -r keeps it: nvlink's final link of a `-r`
     // object whose banks 2 have none drops the relocations of their Mercury
