@@ -606,6 +606,16 @@ fn replacing_winner(
     if !db.replaced.contains(&r) {
         return None;
     }
+    final_winner(files, db, live, r)
+}
+
+/// The live function (a kernel too) that finally defines the name of `r`.
+fn final_winner(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    live: &Live,
+    r: super::symbols::SymRef,
+) -> Option<u32> {
     let w = db.resolve(r).filter(|&w| w != r)?;
     let wsec = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
     let fi = live.func_of_text[w.file.0 as usize]
@@ -741,6 +751,9 @@ struct Bank2 {
     kernel_replaced: BTreeMap<u32, Vec<(FileId, u32)>>,
     /// Winner → the replaced copy's table whose place its table takes.
     slot: HashMap<u32, (FileId, u32)>,
+    /// Tables of copies that lost when read to one replaced later, by
+    /// winning device function with a table: their alignment only.
+    align_only: BTreeMap<u32, Vec<(FileId, u32)>>,
 }
 
 /// `-r`: the winning definition of the kernel whose losing weak copy owned
@@ -867,6 +880,7 @@ fn place_bank2(
         ref empty,
         ref kernel_replaced,
         ref slot,
+        ref align_only,
     } = b2;
     // Same-named local kernels of several inputs share one bank (measured,
     // difftest 60106, fixture `bank2_static_twins`: one `.nv.constant2.sk`
@@ -1094,8 +1108,9 @@ fn place_bank2(
         // winner's table (with its Mercury relocations), written after the
         // winner's bytes.
         let replaced_here = replaced.get(&fi).map(Vec::as_slice).unwrap_or(&[]);
-        if !replaced_here.is_empty() {
-            let ra = replaced_align(replaced_here);
+        let align_here = align_only.get(&fi).map(Vec::as_slice).unwrap_or(&[]);
+        if !replaced_here.is_empty() || !align_here.is_empty() {
+            let ra = replaced_align(replaced_here).max(replaced_align(align_here));
             end = align_up(end, ra);
             block_align = block_align.max(ra);
             if plan.arch.is_blackwell_or_later() {
@@ -1377,7 +1392,23 @@ pub(crate) fn plan(
                         if let Some(w) = winner.filter(|&w| live.live[w as usize]) {
                             b2.losers.entry(w).or_default().push((f.id, s.index));
                         }
-                    } else if let Some(w) = replacing_winner(files, db, live, f, text) {
+                    } else if let Some((w, replaced)) = replacing_winner(files, db, live, f, text)
+                        .map(|w| (w, true))
+                        .or_else(|| {
+                            // A copy that lost when read to one a later input
+                            // then replaced (weak, weak, strong): its table
+                            // counts with its alignment only (difftest 330026:
+                            // the second copy's 8-aligned table aligns the
+                            // bank; no Blackwell overlay; fixture
+                            // `bank2_lost_then_replaced`).
+                            let later = db.resolve(r).is_some_and(|w| w.file.0 > f.id.0);
+                            (super::live::lost_to_earlier(db, f, sym) && later)
+                                .then(|| final_winner(files, db, live, r))
+                                .flatten()
+                                .filter(|&w| !live.funcs[w as usize].is_kernel)
+                                .map(|w| (w, false))
+                        })
+                    {
                         let wf = &live.funcs[w as usize];
                         let winner_table = || {
                             function_table(&files[wf.key.file.0 as usize], wf.key.text).is_some()
@@ -1390,6 +1421,8 @@ pub(crate) fn plan(
                                 .entry(w)
                                 .or_default()
                                 .push((f.id, s.index));
+                        } else if winner_table() && !replaced {
+                            b2.align_only.entry(w).or_default().push((f.id, s.index));
                         } else if winner_table() {
                             // Replaced by a later input's copy with a table
                             // (`place_bank2`): a member of the winner's
