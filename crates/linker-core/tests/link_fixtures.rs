@@ -50,13 +50,13 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     (
         "bank2_relink_order",
         &[75, 89, 90, 100, 120],
-        Some(&[".nv.constant"]),
-        "nvlink -r appends the table of a weak copy that lost when read to the winner's `.nv.constant2.<f>` (and its Mercury twin to the winner's); culink -r keeps it as a second section of that name attached to the winner, which every relink by culink lays out as the same block (they equal nvlink's direct link)",
+        Some(&[".nv.constant", "nvlink's -r output"]),
+        "nvlink -r appends the table of a weak copy that lost when read to the winner's `.nv.constant2.<f>` (and its Mercury twin to the winner's); culink -r keeps it as a second section of that name attached to the winner, which every relink by culink lays out as the same block (they equal nvlink's direct link). And nvlink's final link of its own -r output takes only the winner's 0x10 bytes of that merged 0x1c-byte table into k's bank (0x1c; culink's link of the object and nvlink's direct link: 0x28)",
     ),
     (
         "bank2_relink_order",
         &[100, 120],
-        Some(&[".nv.constant", "nvlink's link of it"]),
+        Some(&[".nv.constant", "nvlink's link of it", "nvlink's -r output"]),
         "and on Blackwell nvlink's relink of that output pairs the second table with the first one's Mercury twin (culink's relinks equal the direct link)",
     ),
     (
@@ -337,7 +337,78 @@ fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
             ));
         }
     }
+    if let Some(nv) = &nvlink {
+        check_nvlink_r_input(case, sm, nv, &dir, &tag, fails);
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Build systems also hand culink objects that nvlink -r made: culink's
+/// final link of nvlink's `-r` output of the case's inputs must equal
+/// nvlink's final link of that same output (nvlink -r resolves what it
+/// resolves, rightly or not; both final links see the same object). Found
+/// on a Thrust object: nvlink -r writes windows holding nothing, which
+/// nvlink's final link drops (fixture `relink_nvlink_r_shared`).
+fn check_nvlink_r_input(
+    case: &Case,
+    sm: u32,
+    nv: &Path,
+    dir: &Path,
+    tag: &str,
+    fails: &mut Vec<String>,
+) {
+    let arch = format!("-arch={}", case.sm(sm));
+    let nr = dir.join("nvlink_r.o");
+    let st = Command::new(nv)
+        .arg(&arch)
+        .arg("-r")
+        .args(case.input_paths(sm))
+        .arg("-o")
+        .arg(&nr)
+        .output()
+        .expect("run nvlink -r");
+    if !st.status.success() {
+        return; // nvlink -r refuses some cases (bank2_weak_copies' sources)
+    }
+    let out = dir.join("nvlink_of_nvlink_r.cubin");
+    let st = Command::new(nv)
+        .arg(&arch)
+        .arg(&nr)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run nvlink");
+    if !st.status.success() {
+        return; // nvlink cannot link its own -r output: nothing to match
+    }
+    let reference = std::fs::read(&out).expect("read nvlink output");
+    let mut opts = options(case, sm);
+    opts.relocatable = false;
+    opts.inputs = vec![InputSource::File(nr)];
+    let ours = match link(&opts) {
+        Ok(o) => o.cubin,
+        Err(f) => {
+            fails.push(format!(
+                "{tag}: culink cannot link nvlink's -r output:\n{}",
+                render_failure(&f)
+            ));
+            return;
+        }
+    };
+    let (a, b) = (
+        Cubin::parse(&ours).expect("ours parses"),
+        Cubin::parse(&reference).expect("reference parses"),
+    );
+    let d: Vec<String> = diff(&a, &b)
+        .into_iter()
+        .map(|d| format!("    {:?}: {d}", d.kind))
+        .collect();
+    if !d.is_empty() {
+        fails.push(format!(
+            "{tag}: culink's link of nvlink's -r output differs from nvlink's:\n{}",
+            d.join("\n")
+        ));
+    }
 }
 
 fn link_case(case: &Case, sm: u32) -> Result<LinkOutput, LinkFailure> {

@@ -729,6 +729,18 @@ pub(crate) fn function_table<'a, 'd>(f: &'a InputFile<'d>, text: u32) -> Option<
         .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
 }
 
+/// Whether a kernel's shared window `w` gets a section symbol: nvlink gives
+/// one when it holds variables or its dynamic window starts past 0 (raised
+/// for a function shared with another kernel: difftest seeds 20071, 20072,
+/// 20131 at sm_80/103/121, fixture `shared_dyn_raised_symbol`), and at sm_90
+/// also when it holds only the dynamic window at 0 (measured; not at
+/// sm_100/120: an nvcc kernel with only `extern __shared__`).
+fn window_section_symbol(w: &super::shared::KernelWindow, arch: SmArch) -> bool {
+    !w.offsets.is_empty()
+        || w.dyn_offset > 0
+        || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later())
+}
+
 /// What `plan` gathers for [`place_bank2`] while it walks the inputs.
 #[derive(Default)]
 struct Bank2 {
@@ -1538,6 +1550,19 @@ pub(crate) fn plan(
                     plan.placement[fid][i] = Some(Placement { out: id, offset });
                     continue;
                 }
+                // A kernel's `.nv.shared.<k>` holding no variable, in a window
+                // with none and no dynamic part: no window (nvlink -r writes
+                // one of 0x10 bytes for every kernel of an object with weak
+                // shared variables, e.g. Thrust's; nvlink's final link of it
+                // has none; measured at sm_90, fixture `relink_nvlink_r_shared`).
+                let empty_window = s.sh_type == SHT_CUDA_SHARED
+                    && !relocatable
+                    && func
+                        .and_then(|fi| plan.shared.kernels.get(&fi))
+                        .is_some_and(|w| w.offsets.is_empty() && !w.dynamic);
+                if empty_window {
+                    continue;
+                }
                 let mut o = OutSection::new(s.name, out_type, role);
                 o.flags = s.flags;
                 o.align = s.addralign.max(1);
@@ -1573,6 +1598,11 @@ pub(crate) fn plan(
                     if let Some(w) = func.and_then(|fi| plan.shared.kernels.get(&fi)) {
                         o.size = w.size(arch);
                         o.align = w.align;
+                        // A section symbol by the rule of windows made from
+                        // nothing (below), also where the input section has
+                        // none (nvlink -r's windows: fixture
+                        // `relink_nvlink_r_shared`).
+                        o.section_symbol |= window_section_symbol(w, arch);
                     }
                 }
                 o.body = if nobits {
@@ -1796,7 +1826,7 @@ pub(crate) fn plan(
         if has_own || l != ki || grouped.contains_key(&(ki, SHT_CUDA_SHARED)) {
             continue;
         }
-        let (size, align, has_vars) = (w.size(arch), w.align, !w.offsets.is_empty());
+        let (size, align) = (w.size(arch), w.align);
         let Some(text) = plan.placement[fid][func.key.text as usize] else {
             continue;
         };
@@ -1807,15 +1837,7 @@ pub(crate) fn plan(
         o.size = size;
         o.info = InfoTo::Section(text.out);
         o.func = Some(ki);
-        // nvlink gives it a section symbol when it holds variables or its
-        // dynamic window starts past 0 (raised for a function shared with
-        // another kernel: difftest seeds 20071, 20072, 20131 at sm_80/103/121,
-        // fixture `shared_dyn_raised_symbol`), and at sm_90 also when it holds
-        // only the dynamic window at 0 (measured; not at sm_100/120: an nvcc
-        // kernel with only `extern __shared__`).
-        o.section_symbol = has_vars
-            || w.dyn_offset > 0
-            || (arch.is_sm90_or_later() && !arch.is_blackwell_or_later());
+        o.section_symbol = window_section_symbol(w, arch);
         o.body = Body::NoBits;
         plan.add(o);
     }
