@@ -229,16 +229,9 @@ fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
     let nvlink = nv_tool("nvlink");
     let reference: Vec<u8> = match &nvlink {
         Some(nv) => {
-            let out = dir.join("direct.cubin");
-            let st = Command::new(nv)
-                .arg(format!("-arch={}", case.sm(sm)))
-                .args(case.input_paths(sm))
-                .arg("-o")
-                .arg(&out)
-                .output()
-                .expect("run nvlink");
-            assert!(st.status.success(), "{tag}: nvlink direct link failed");
-            std::fs::read(&out).expect("read nvlink output")
+            let inputs = case.input_paths(sm);
+            run_nvlink(nv, case.sm(sm), &[], &inputs, &dir.join("direct.cubin"))
+                .unwrap_or_else(|e| panic!("{tag}: nvlink direct link failed:\n{e}"))
         }
         None => match link(&direct_opts) {
             Ok(o) => o.cubin,
@@ -301,20 +294,9 @@ fn check_relink(case: &Case, sm: u32, ours: &[u8], fails: &mut Vec<String>) {
     }
     if let Some(nv) = &nvlink {
         let out = dir.join("relinked.cubin");
-        let st = Command::new(nv)
-            .arg(format!("-arch={}", case.sm(sm)))
-            .arg(&robj)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .expect("run nvlink");
-        if st.status.success() {
-            relinked.push(("nvlink".into(), std::fs::read(&out).expect("read relinked")));
-        } else {
-            fails.push(format!(
-                "{tag}: nvlink cannot link our -r output:\n{}",
-                String::from_utf8_lossy(&st.stderr)
-            ));
+        match run_nvlink(nv, case.sm(sm), &[], std::slice::from_ref(&robj), &out) {
+            Ok(bytes) => relinked.push(("nvlink".into(), bytes)),
+            Err(e) => fails.push(format!("{tag}: nvlink cannot link our -r output:\n{e}")),
         }
     }
     for (tool, bytes) in relinked {
@@ -357,31 +339,15 @@ fn check_nvlink_r_input(
     tag: &str,
     fails: &mut Vec<String>,
 ) {
-    let arch = format!("-arch={}", case.sm(sm));
+    let arch = case.sm(sm);
     let nr = dir.join("nvlink_r.o");
-    let st = Command::new(nv)
-        .arg(&arch)
-        .arg("-r")
-        .args(case.input_paths(sm))
-        .arg("-o")
-        .arg(&nr)
-        .output()
-        .expect("run nvlink -r");
-    if !st.status.success() {
+    if run_nvlink(nv, arch.clone(), &["-r"], &case.input_paths(sm), &nr).is_err() {
         return; // nvlink -r refuses some cases (bank2_weak_copies' sources)
     }
     let out = dir.join("nvlink_of_nvlink_r.cubin");
-    let st = Command::new(nv)
-        .arg(&arch)
-        .arg(&nr)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run nvlink");
-    if !st.status.success() {
+    let Ok(reference) = run_nvlink(nv, arch, &[], std::slice::from_ref(&nr), &out) else {
         return; // nvlink cannot link its own -r output: nothing to match
-    }
-    let reference = std::fs::read(&out).expect("read nvlink output");
+    };
     let mut opts = options(case, sm);
     opts.relocatable = false;
     opts.inputs = vec![InputSource::File(nr)];
@@ -409,6 +375,29 @@ fn check_nvlink_r_input(
             d.join("\n")
         ));
     }
+}
+
+/// Runs `nvlink -arch=<arch> <options> <inputs> -o <out>`; the output's
+/// bytes, or nvlink's stderr when it fails.
+fn run_nvlink(
+    nv: &Path,
+    arch: String,
+    options: &[&str],
+    inputs: &[PathBuf],
+    out: &Path,
+) -> Result<Vec<u8>, String> {
+    let st = Command::new(nv)
+        .arg(format!("-arch={arch}"))
+        .args(options)
+        .args(inputs)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("run nvlink");
+    if !st.status.success() {
+        return Err(String::from_utf8_lossy(&st.stderr).into_owned());
+    }
+    Ok(std::fs::read(out).expect("read nvlink output"))
 }
 
 fn link_case(case: &Case, sm: u32) -> Result<LinkOutput, LinkFailure> {

@@ -690,9 +690,9 @@ impl<'d> Mercury<'d> {
                 }
                 // A twin clipped to a winner's shorter table: the relocations
                 // past its end go (measured, `bank2_replaced_longer`).
-                if let Some(len) = plan
-                    .overlaid
-                    .get(&(f.id, rs.info))
+                if let Some(len) = (!plan.overlaid.is_empty())
+                    .then(|| plan.overlaid.get(&(f.id, rs.info)))
+                    .flatten()
                     .map(|b| b.len() as u64)
                     .filter(|&len| len < target.size)
                 {

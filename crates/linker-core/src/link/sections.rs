@@ -824,16 +824,27 @@ fn relocatable_loser_table_owner(
     text_out: &[HashMap<u32, OutSecId>],
 ) -> Option<OutSecId> {
     let text = f.owner[sec]?;
-    let sym = f.func_sym[text as usize];
-    let w = db.resolve(super::symbols::SymRef {
-        file: f.id,
-        index: sym,
-    })?;
-    if w.file.0 >= f.id.0 || !super::live::lost_to_earlier(db, f, sym) {
+    let (w, wtext) = winner_text(files, db, f, text)?;
+    if w.file.0 >= f.id.0 || !super::live::lost_to_earlier(db, f, f.func_sym[text as usize]) {
         return None;
     }
-    let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
     text_out[w.file.0 as usize].get(&wtext).copied()
+}
+
+/// The definition that won the name of the function whose text is section
+/// `text` of `f` (possibly `f`'s own), and that definition's text section.
+pub(crate) fn winner_text(
+    files: &[InputFile<'_>],
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    text: u32,
+) -> Option<(super::symbols::SymRef, u32)> {
+    let w = db.resolve(super::symbols::SymRef {
+        file: f.id,
+        index: *f.func_sym.get(text as usize)?,
+    })?;
+    let wtext = files[w.file.0 as usize].cubin.symbols[w.index as usize].section()?;
+    Some((w, wtext))
 }
 
 /// `-r`, Blackwell: [`loser_table_bytes`] of table `sec` of `f`, a weak
@@ -844,13 +855,8 @@ fn relocatable_loser_table_bytes(
     f: &InputFile<'_>,
     sec: usize,
 ) -> Option<Vec<u8>> {
-    let text = f.owner[sec]?;
-    let w = db.resolve(super::symbols::SymRef {
-        file: f.id,
-        index: f.func_sym[text as usize],
-    })?;
+    let (w, wtext) = winner_text(files, db, f, f.owner[sec]?)?;
     let winner = &files[w.file.0 as usize];
-    let wtext = winner.cubin.symbols[w.index as usize].section()?;
     let wbank = function_table(winner, wtext)?;
     loser_table_bytes(winner, wbank, f, sec as u32)
 }

@@ -670,15 +670,11 @@ fn loser_param_home(
         return None;
     }
     let text = f.owner.get(sec as usize).copied().flatten()?;
-    let w = db.resolve(SymRef {
-        file: f.id,
-        index: *f.func_sym.get(text as usize)?,
-    })?;
+    let (w, wtext) = super::sections::winner_text(files, db, f, text)?;
     if w.file == f.id {
         return None;
     }
     let wf = &files[w.file.0 as usize];
-    let wtext = wf.cubin.symbols[w.index as usize].section()?;
     let wsec =
         wf.cubin.sections.iter().find(|b| {
             b.sh_type == s.sh_type && wf.owner.get(b.index as usize) == Some(&Some(wtext))
