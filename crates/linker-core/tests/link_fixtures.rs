@@ -26,6 +26,9 @@ use std::process::Command;
 /// Tracked in docs/differences.md ("Known gaps").
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
+/// How many nvlink -r outputs `check_nvlink_r_input` compared.
+static NVLINK_R_COMPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// One known gap: case, archs, scope (tolerated texts), why.
 type ArchGap = (
     &'static str,
@@ -341,13 +344,25 @@ fn check_nvlink_r_input(
 ) {
     let arch = case.sm(sm);
     let nr = dir.join("nvlink_r.o");
-    if run_nvlink(nv, arch.clone(), &["-r"], &case.input_paths(sm), &nr).is_err() {
-        return; // nvlink -r refuses some cases (bank2_weak_copies' sources)
+    // Every -r case must be comparable: a case nvlink -r refuses, or whose
+    // -r output nvlink cannot link, would test nothing here.
+    if let Err(e) = run_nvlink(nv, arch.clone(), &["-r"], &case.input_paths(sm), &nr) {
+        fails.push(format!(
+            "{tag}: nvlink -r refuses the inputs, nothing to compare culink's link of its output with:\n{e}"
+        ));
+        return;
     }
     let out = dir.join("nvlink_of_nvlink_r.cubin");
-    let Ok(reference) = run_nvlink(nv, arch, &[], std::slice::from_ref(&nr), &out) else {
-        return; // nvlink cannot link its own -r output: nothing to match
+    let reference = match run_nvlink(nv, arch, &[], std::slice::from_ref(&nr), &out) {
+        Ok(r) => r,
+        Err(e) => {
+            fails.push(format!(
+                "{tag}: nvlink cannot link its own -r output, nothing to compare with:\n{e}"
+            ));
+            return;
+        }
     };
+    NVLINK_R_COMPARED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut opts = options(case, sm);
     opts.relocatable = false;
     opts.inputs = vec![InputSource::File(nr)];
@@ -685,6 +700,15 @@ fn every_fixture_links_like_nvlink() {
         assert!(
             cases.iter().any(|c| c.name == *name),
             "KNOWN_GAPS names a case that does not exist: {name}"
+        );
+    }
+    // With nvlink present every -r case compares nvlink's -r output too.
+    let compared = NVLINK_R_COMPARED.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("nvlink -r outputs linked by culink and compared: {compared}");
+    if nv_tool("nvlink").is_some() {
+        assert!(
+            compared > 0,
+            "nvlink is present but no nvlink -r output was compared"
         );
     }
     assert!(
