@@ -45,12 +45,6 @@ type ArchGap = (
 /// Tracked in docs/blackwell.md ("Known gaps").
 const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     (
-        "bank2_weak_copies_r",
-        &[75, 90, 100, 120],
-        Some(&["(relink of -r output)"]),
-        "the table of a weak copy that lost when read stays in the -r output as the winner's table (as nvlink -r keeps it); relinked, it is the winner's own, so the kernels reaching it take it into their banks, where a direct link gives it a bank no kernel takes (dead data either way; nvlink's relink of its own -r output does the same)",
-    ),
-    (
         "bank2_relink_order",
         &[75, 89, 90, 100, 120],
         Some(&[".nv.constant", "nvlink's -r output"]),

@@ -726,7 +726,21 @@ pub(crate) fn function_table<'a, 'd>(f: &'a InputFile<'d>, text: u32) -> Option<
     f.cubin
         .sections
         .iter()
-        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text)
+        .find(|b| b.sh_type == SHT_CUDA_CONSTANT2 && b.info == text && !orphan_table(f, b.index))
+}
+
+/// Whether jump table `sec` of `f` holds no symbol but its section symbol:
+/// a `-r` output's table of a weak copy that lost when read, which nvlink -r
+/// (and culink -r) keeps attached to the winner's text without the copy's
+/// `<fn>.const_opt.*` symbol. ptxas names every table it writes (all 578 of
+/// the fixtures' objects), so such a table is not the function's own: a
+/// final link places it as a direct link places the losing copy's table
+/// (fixture `bank2_orphan_table_r`).
+fn orphan_table(f: &InputFile<'_>, sec: u32) -> bool {
+    !f.cubin
+        .symbols
+        .iter()
+        .any(|s| s.section() == Some(sec) && s.ty() != STT_SECTION)
 }
 
 /// Whether a kernel's shared window `w` gets a section symbol: nvlink gives
@@ -1504,6 +1518,16 @@ pub(crate) fn plan(
             let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
             if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
                 if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
+                    // A `-r` output's read-time loser's table on a function
+                    // without a table of its own: a bank of the function's
+                    // own, as the direct link gives it (`place_bank2`).
+                    let text = owner.unwrap_or(0);
+                    if orphan_table(f, s.index) && function_table(f, text).is_none() {
+                        if live.live[fi as usize] {
+                            b2.losers.entry(fi).or_default().push((f.id, s.index));
+                        }
+                        continue;
+                    }
                     // (At a replaced copy's slot when there is one.)
                     if b2.reach.contains_key(&fi) && !b2.slot.contains_key(&fi) {
                         b2.deferred.push((f.id, s.index, fi));
