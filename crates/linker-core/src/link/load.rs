@@ -117,12 +117,16 @@ pub(crate) struct Module {
 /// directory joined with the path as given), every byte that is not an ASCII
 /// letter or digit turned into `_`.
 pub(crate) fn mangle_path_id(path: &Path) -> String {
+    // The working directory is read once per process (a `getcwd` per input
+    // before); a link does not change it.
+    static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
+        match CWD.get_or_init(|| std::env::current_dir().ok()) {
+            Some(d) => d.join(path),
+            None => path.to_path_buf(),
+        }
     };
     mangle_id(&abs.to_string_lossy())
 }
