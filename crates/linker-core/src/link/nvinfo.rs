@@ -766,6 +766,39 @@ pub(crate) fn renumber(
     }
 }
 
+/// [`renumber`], appended to `out` in wire form; `false` when the record is
+/// dropped. A record whose only symbol is its first word (REGCOUNT,
+/// FRAME_SIZE, ..., a few per function) is copied and patched in place: no
+/// owned copy (two heap blocks per record before: 112,000 at N = 2000).
+pub(crate) fn renumber_into(
+    rec: &eiattr::Record<'_>,
+    map: &impl Fn(u32) -> Option<u32>,
+    still_external: &impl Fn(u32) -> bool,
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    if rec.symbol_fields() == SymFields::First {
+        let old = rec
+            .payload()
+            .and_then(|p| p.get(..4))
+            .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let Some(new) = map(old) else {
+            return Ok(false);
+        };
+        let start = out.len();
+        rec.encode(out)?;
+        // The payload follows the 4-byte record header.
+        out[start + 4..start + 8].copy_from_slice(&new.to_le_bytes());
+        return Ok(true);
+    }
+    match renumber(rec, map, still_external)? {
+        Some(owned) => {
+            owned.encode(out)?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
 /// A parallel pass's per-item result; the error is boxed so that the
 /// collected vector's elements stay small (an `Error` is 120 bytes).
 type Boxed<T> = std::result::Result<T, Box<Error>>;
@@ -1305,11 +1338,8 @@ pub(crate) fn build(
                     },
                 },
                 _ => {
-                    if let Some(owned) =
-                        renumber(&rec, &|i| out_of(f, i), &|i| external(f, i)).map_err(at)?
-                    {
-                        owned.encode(&mut bytes).map_err(at)?;
-                    }
+                    renumber_into(&rec, &|i| out_of(f, i), &|i| external(f, i), &mut bytes)
+                        .map_err(at)?;
                 }
             }
         }
