@@ -14,7 +14,7 @@ use super::{Diags, FileId};
 use crate::arch::SmArch;
 use crate::config::{InputSource, LinkFailure, LinkOptions};
 use crate::cubin::Cubin;
-use crate::elf::{ET_REL, STB_GLOBAL, STB_WEAK, STT_SECTION};
+use crate::elf::{ET_REL, SHT_CUDA_CONSTANT2, STB_GLOBAL, STB_WEAK, STT_SECTION};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fxhash::{HashMap, HashSet};
 use crate::input::archive::{Archive, MemberData};
@@ -221,6 +221,11 @@ pub(crate) struct InputFile<'d> {
     pub owner: Vec<Option<u32>>,
     /// For each `.text.<fn>` section: the function's symbol index (else 0).
     pub func_sym: Vec<u32>,
+    /// The jump-table sections (`SHT_CUDA_CONSTANT2`) holding a symbol other
+    /// than their section symbol, sorted: ptxas names every table it writes
+    /// (`<fn>.const_opt.*`), a `-r` output's read-time loser's table has
+    /// none (`sections::orphan_table`).
+    pub named_tables: Vec<u32>,
 }
 
 /// Opens an input file: the file and its size, `None` when it is empty.
@@ -1050,12 +1055,36 @@ fn parse_one<'d>(
             owner[s.index as usize] = owner.get(s.info as usize).copied().flatten();
         }
     }
+    let named_tables = if cubin
+        .sections
+        .iter()
+        .any(|s| s.sh_type == SHT_CUDA_CONSTANT2)
+    {
+        let mut v: Vec<u32> = cubin
+            .symbols
+            .iter()
+            .filter(|y| y.ty() != STT_SECTION)
+            .filter_map(|y| y.section())
+            .filter(|&i| {
+                cubin
+                    .sections
+                    .get(i as usize)
+                    .is_some_and(|s| s.sh_type == SHT_CUDA_CONSTANT2)
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    } else {
+        Vec::new()
+    };
     Ok(InputFile {
         id,
         name,
         cubin,
         owner,
         func_sym,
+        named_tables,
     })
 }
 

@@ -737,10 +737,7 @@ pub(crate) fn function_table<'a, 'd>(f: &'a InputFile<'d>, text: u32) -> Option<
 /// final link places it as a direct link places the losing copy's table
 /// (fixture `bank2_orphan_table_r`).
 fn orphan_table(f: &InputFile<'_>, sec: u32) -> bool {
-    !f.cubin
-        .symbols
-        .iter()
-        .any(|s| s.section() == Some(sec) && s.ty() != STT_SECTION)
+    f.named_tables.binary_search(&sec).is_err()
 }
 
 /// Whether a kernel's shared window `w` gets a section symbol: nvlink gives
