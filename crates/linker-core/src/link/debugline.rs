@@ -19,7 +19,9 @@
 //!   contribution (0x22 after a 0x22-byte `.debug_str` of the object before;
 //!   `.nv_debug_line_sass` keeps them).
 //!
-//! In `-g` links the sequences of dead code (a losing weak twin's) go too.
+//! In `-g` links the sequences of dead code (a losing weak twin's) go too;
+//! a weak copy replaced by a later input's keeps its sequence when its
+//! relocation stays (`nvinfo::line_kept_for_winner`).
 //! The order is nvlink's output symbol index in every link — but nvlink
 //! writes its symbol table in another order than culink's (which `culink
 //! diff` does not compare): each input's local
@@ -322,8 +324,13 @@ fn rebuild_one(
                     continue;
                 };
                 let Some(code) = sym.section() else { continue };
-                // The code the sequence describes: this object's section.
-                let live = plan.placement[fid][code as usize].is_some();
+                // The code the sequence describes: this object's section, or
+                // a replaced copy's whose relocation stays, pointing at the
+                // winner (`nvinfo::line_kept_for_winner`; fixture
+                // `lineinfo_weak_replaced`).
+                let live = plan.placement[fid][code as usize].is_some()
+                    || (sym.ty() != STT_SECTION
+                        && super::nvinfo::line_kept_for_winner(db, f, r.sym, r.is_rela));
                 let func = if sym.ty() == STT_SECTION {
                     f.func_sym.get(code as usize).copied().unwrap_or(0)
                 } else {

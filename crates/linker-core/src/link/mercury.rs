@@ -760,6 +760,12 @@ impl<'d> Mercury<'d> {
                     if is_frame && super::nvinfo::frame_reloc_dropped(db, f, si, true) {
                         continue;
                     }
+                    // And its line tables' (`nvinfo::line_reloc_dropped`).
+                    if super::nvinfo::is_line_table(target.name)
+                        && super::nvinfo::line_reloc_dropped(db, f, si, true)
+                    {
+                        continue;
+                    }
                     if rtype == rm::R_MERCURY_UNUSED_CLEAR64 {
                         if !def_placed(plan) {
                             patch(plan, RelocType::R_CUDA_UNUSED_CLEAR64.0, 0);

@@ -513,6 +513,47 @@ pub(crate) fn frame_reloc_dropped(
     super::live::lost_to_earlier(db, f, idx) || (rela && code_has_relocations(f, idx))
 }
 
+/// Whether a relocation of a line table (`.debug_line`,
+/// `.nv_debug_line_sass`, their Mercury twins) against symbol `idx` of `f`
+/// goes: as [`frame_reloc_dropped`]'s `RELA` case, when `idx` is a definition
+/// replaced by a later input's and its code has relocations of its own
+/// (measured with `-lineinfo` at sm_90/100/120: a weak copy calling a
+/// function loses its line relocations, one without calls keeps them,
+/// pointing at the winner; sm_75-89 write `REL` entries, which stay; fixture
+/// `lineinfo_weak_replaced`). Copies that lost when read are the caller's
+/// older rule.
+pub(crate) fn line_reloc_dropped(
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    idx: u32,
+    rela: bool,
+) -> bool {
+    rela && lost_definition(db, f, idx) && code_has_relocations(f, idx)
+}
+
+/// Whether a line-table relocation against symbol `idx` of `f` stays while
+/// the code it describes is not in the output: a definition replaced by a
+/// later input's whose entry [`line_reloc_dropped`] keeps, pointing at the
+/// winner. On sm_100+ nvlink keeps its sequence too (`debugline.rs`).
+pub(crate) fn line_kept_for_winner(
+    db: &SymbolDb<'_>,
+    f: &InputFile<'_>,
+    idx: u32,
+    rela: bool,
+) -> bool {
+    lost_definition(db, f, idx)
+        && !super::live::lost_to_earlier(db, f, idx)
+        && !line_reloc_dropped(db, f, idx, rela)
+}
+
+/// Whether a line table is named `name` (SASS or Mercury).
+pub(crate) fn is_line_table(name: &str) -> bool {
+    matches!(
+        name.strip_prefix(".nv.merc").unwrap_or(name),
+        ".debug_line" | ".nv_debug_line_sass"
+    )
+}
+
 /// Whether the section defining symbol `idx` of `f` (a function's text) is
 /// the target of at least one relocation.
 fn code_has_relocations(f: &InputFile<'_>, idx: u32) -> bool {

@@ -573,7 +573,9 @@ fn classify_file<'d>(
             // against the winner: address kept, range cleared when dead).
             // Other debug sections: nvlink drops the entries when the winner
             // came earlier and keeps them (pointing at the winner) when a
-            // later definition won; no range clearing.
+            // later definition won; no range clearing. Line tables also lose
+            // a replaced copy's RELA entries when its code has relocations
+            // (`nvinfo::line_reloc_dropped`).
             // Not `.debug_info` and `.debug_loc`: nvcc -G's entries there of
             // a weak twin that lost to an earlier one keep their relocations,
             // pointing at the winner, while `.debug_frame`, `.debug_line` and
@@ -587,10 +589,12 @@ fn classify_file<'d>(
                 if super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela) {
                     continue;
                 }
-            } else if debug_target
-                && !sym.is_undefined()
-                && db.resolve(here) != Some(here)
-                && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
+            } else if (super::nvinfo::is_line_table(target.name)
+                && super::nvinfo::line_reloc_dropped(db, f, r.sym, r.is_rela))
+                || (debug_target
+                    && !sym.is_undefined()
+                    && db.resolve(here) != Some(here)
+                    && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)))
             {
                 continue;
             }
