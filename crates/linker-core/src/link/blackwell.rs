@@ -530,7 +530,7 @@ fn mercury_unit<'a>(f: &'a InputFile<'_>, sym: u32) -> Option<(&'a [u8], u64)> {
 /// `u32` start and end of the code range. A contribution this reader cannot
 /// walk to its end is left as is.
 pub(crate) fn zero_dead_register_ranges(files: &[InputFile<'_>], plan: &mut Plan) {
-    if !plan.arch.is_blackwell_or_later() || plan.relocatable {
+    if !plan.arch.is_blackwell_or_later() {
         return;
     }
     for f in files {

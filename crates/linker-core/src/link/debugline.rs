@@ -210,7 +210,7 @@ pub(crate) fn rebuild(
     plan: &mut Plan,
     order: &dyn Fn(SymRef) -> u32,
 ) -> crate::error::Result<()> {
-    if !plan.arch.is_blackwell_or_later() || plan.relocatable {
+    if !plan.arch.is_blackwell_or_later() {
         return Ok(());
     }
     for name in LINE_SECTIONS {
@@ -276,6 +276,18 @@ fn remap_stmt_lists(
                 }
             }
         }
+    }
+    // `-r` also keeps them as relocations against the output `.debug_line`,
+    // the offset in the addend (`rmode.rs`): moved the same way.
+    if plan.relocatable {
+        plan.kept.retain_mut(|k| {
+            if matches!(k.sym, super::relocate::SymTarget::Section(id) if id == line_id) {
+                if let Some(v) = u64::try_from(k.addend).ok().and_then(new_offset) {
+                    k.addend = v as i64;
+                }
+            }
+            true
+        });
     }
 }
 

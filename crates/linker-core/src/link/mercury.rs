@@ -812,7 +812,15 @@ impl<'d> Mercury<'d> {
                                 continue;
                             }
                         };
-                        if debug_target && def != here && super::live::lost_to_earlier(db, f, si) {
+                        // (`.nv.merc.debug_info`/`.nv.merc.debug_loc` keep a
+                        // losing twin's entries, pointing at the winner, as
+                        // the SASS ones do in `rmode.rs` and a final link.)
+                        if debug_target
+                            && def != here
+                            && super::live::lost_to_earlier(db, f, si)
+                            && target.name != ".nv.merc.debug_info"
+                            && target.name != ".nv.merc.debug_loc"
+                        {
                             continue;
                         }
                         let df = &files[def.file.0 as usize];
@@ -843,10 +851,19 @@ impl<'d> Mercury<'d> {
                             self.kept
                                 .push(keep_r(MTarget::Section(dp.out), value as i64));
                         } else {
-                            self.kept.push(keep_r(
-                                MTarget::Section(dp.out),
-                                addend.wrapping_add(dp.offset as i64),
-                            ));
+                            let value = addend.wrapping_add(dp.offset as i64);
+                            // `-G`: the DWARF sections' 32-bit references to
+                            // each other (`.debug_abbrev` offsets) are written
+                            // as nvlink -r writes them, and kept; those into a
+                            // line table stay 0 (it is rebuilt: see rmode.rs).
+                            if msec_in.flags & SHF_ALLOC == 0
+                                && rtype == rm::R_MERCURY_ABS32
+                                && debug_target
+                                && !super::nvinfo::is_line_table(msec_in.name)
+                            {
+                                patch(plan, RelocType::R_CUDA_32.0, value as u64);
+                            }
+                            self.kept.push(keep_r(MTarget::Section(dp.out), value));
                         }
                         continue;
                     }

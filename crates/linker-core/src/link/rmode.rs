@@ -145,7 +145,10 @@ pub(crate) fn classify(
                     } else if target.name == ".debug_info" || target.name == ".debug_loc" {
                         false
                     } else {
-                        is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)
+                        is_clear(r.rtype)
+                            || super::live::lost_to_earlier(db, f, r.sym)
+                            || (super::nvinfo::is_line_table(target.name)
+                                && super::nvinfo::line_reloc_dropped(db, f, r.sym, r.is_rela))
                     };
                     if dropped {
                         continue;
@@ -195,12 +198,21 @@ pub(crate) fn classify(
                     // pointer to the CIE at offset 0 as a REL entry (implicit
                     // addend 0, the others RELA): kept as RELA, since the
                     // offset inside the output section is its addend now.
-                    plan.patches[fid].list(rs.info).push(Patch {
-                        offset: r.offset,
-                        rtype: r.rtype,
-                        value: dplace.offset.wrapping_add(r.addend as u64),
-                        bank: None,
-                    });
+                    // References into a line table that this link rebuilds
+                    // (sm_100+: `DW_AT_stmt_list`) are left as the input
+                    // has them (0), as nvlink -r leaves them: only the kept
+                    // relocation says where the unit went (fixture
+                    // `cu_debug_stmt_list_r`).
+                    let rebuilt = plan.arch.is_blackwell_or_later()
+                        && super::nvinfo::is_line_table(dsec.name);
+                    if !rebuilt {
+                        plan.patches[fid].list(rs.info).push(Patch {
+                            offset: r.offset,
+                            rtype: r.rtype,
+                            value: dplace.offset.wrapping_add(r.addend as u64),
+                            bank: None,
+                        });
+                    }
                     plan.kept.push(KeptReloc {
                         target: tp.out,
                         rela: true,
