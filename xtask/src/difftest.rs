@@ -1266,6 +1266,8 @@ struct Options {
     keep: Option<PathBuf>,
     /// Also link `-r` pipelines (see [`relocatable_pipelines`]).
     relocatable: bool,
+    /// Assemble with line information (see [`with_line_info`]).
+    lineinfo: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -1278,6 +1280,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         archs: ALL_ARCHS.iter().map(|s| s.to_string()).collect(),
         keep: None,
         relocatable: false,
+        lineinfo: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -1301,6 +1304,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--keep" => o.keep = Some(PathBuf::from(val("--keep")?)),
             "--relocatable" => o.relocatable = true,
+            "--lineinfo" => o.lineinfo = true,
             _ => return Err(format!("difftest: unknown argument `{a}`")),
         }
     }
@@ -1477,12 +1481,43 @@ fn relocatable_pipelines(
     Ok(report)
 }
 
+/// `ptx` with line information: a `.file` after the header and a `.loc`
+/// (one new line number each) before every instruction of a function body,
+/// for `ptxas -lineinfo` (`.debug_line`, `.nv_debug_line_sass`, the
+/// `.nv_debug_ptx_txt` copy). Found what plain programs do not: the line
+/// tables of replaced weak copies (fixture `lineinfo_weak_replaced`).
+pub fn with_line_info(ptx: &str, file: &str) -> String {
+    let mut out = String::with_capacity(ptx.len() * 2);
+    let mut depth = 0i32;
+    let mut line = 0u32;
+    for l in ptx.lines() {
+        let t = l.trim();
+        let instruction = depth > 0
+            && !t.is_empty()
+            && !t.starts_with(['.', '{', '}', '/'])
+            && !t.ends_with(':')
+            && !t.contains(".branchtargets");
+        if instruction {
+            line += 1;
+            let _ = writeln!(out, "\t.loc 1 {line} 0");
+        }
+        out.push_str(l);
+        out.push('\n');
+        if t.starts_with(".address_size") {
+            let _ = writeln!(out, ".file 1 \"{file}\"");
+        }
+        depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+    }
+    out
+}
+
 fn run_one(
     seed: u64,
     arch: &str,
     dir: &Path,
     culink: &Path,
     relocatable: bool,
+    lineinfo: bool,
 ) -> Result<(Outcome, Program), String> {
     let prog = generate(seed, arch);
     let sm = prog.sm();
@@ -1494,12 +1529,18 @@ fn run_one(
     let mut inputs = Vec::new();
     for (i, ptx) in prog.objects.iter().enumerate() {
         let p = format!("o{i}.ptx");
-        std::fs::write(dir.join(&p), ptx).map_err(|e| io_err("write", &dir.join(&p), e))?;
+        let text = if lineinfo {
+            with_line_info(ptx, &format!("o{i}.cu"))
+        } else {
+            ptx.clone()
+        };
+        std::fs::write(dir.join(&p), text).map_err(|e| io_err("write", &dir.join(&p), e))?;
         let obj = format!("o{i}.o");
         let mut cmd = Command::new(tools.join("ptxas"));
         cmd.current_dir(dir)
             .arg(format!("-arch={sm}"))
             .arg("-c")
+            .args(lineinfo.then_some("-lineinfo"))
             .arg(&p)
             .arg("-o")
             .arg(&obj);
@@ -1711,12 +1752,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for i in 0..o.count {
         let seed = o.seed.wrapping_add(i);
         let arch = arch_for(seed, &o.archs);
-        let (outcome, prog) = run_one(seed, &arch, &work, &culink, o.relocatable)?;
+        let (outcome, prog) = run_one(seed, &arch, &work, &culink, o.relocatable, o.lineinfo)?;
         let entry = per_arch.entry(arch.clone()).or_default();
         entry.0 += 1;
         let replay = format!(
-            "cargo xtask difftest --seed {seed} --count 1 --archs {arch}{}",
-            if o.relocatable { " --relocatable" } else { "" }
+            "cargo xtask difftest --seed {seed} --count 1 --archs {arch}{}{}",
+            if o.relocatable { " --relocatable" } else { "" },
+            if o.lineinfo { " --lineinfo" } else { "" }
         );
         match outcome {
             Outcome::Same => {}
@@ -1799,6 +1841,7 @@ mod tests {
             "--archs",
             "sm_90,100",
             "--relocatable",
+            "--lineinfo",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -1806,8 +1849,9 @@ mod tests {
         let o = parse_args(&args).expect("parses");
         assert_eq!((o.seed, o.count), (7, 3));
         assert_eq!(o.archs, vec!["90".to_string(), "100".to_string()]);
-        assert!(o.relocatable);
-        assert!(!parse_args(&[]).expect("parses").relocatable);
+        assert!(o.relocatable && o.lineinfo);
+        let plain = parse_args(&[]).expect("parses");
+        assert!(!plain.relocatable && !plain.lineinfo);
         assert!(parse_args(&["--bogus".to_string()]).is_err());
     }
 
@@ -1913,6 +1957,18 @@ mod tests {
     }
 
     /// Every generated object of a few seeds assembles with the pinned ptxas
+    #[test]
+    fn line_info_marks_every_instruction() {
+        let ptx = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .func (.param .b32 r) f(.param .b32 x)\n{\n\t.reg .b32 %r<4>;\n\tld.param.b32 %r1, [x];\nL1:\n\t{ .param .b32 pa; }\n\tst.param.b32 [r], %r1;\n\tret;\n}\n";
+        let out = with_line_info(ptx, "o0.cu");
+        assert!(out.contains(".address_size 64\n.file 1 \"o0.cu\"\n"));
+        assert!(out.contains("\t.loc 1 1 0\n\tld.param.b32"));
+        assert!(out.contains("\t.loc 1 2 0\n\tst.param.b32"));
+        assert!(out.contains("\t.loc 1 3 0\n\tret;"));
+        // Declarations, labels and braces get none.
+        assert_eq!(out.matches(".loc").count(), 3);
+    }
+
     /// (skipped without the tools, fatal under `CI=true`).
     #[test]
     fn ptxas_accepts_generated_programs() {
@@ -1927,23 +1983,45 @@ mod tests {
             return;
         }
         let tmp = crate::util::TempDir::new("difftest-gen").expect("scratch dir");
-        for (seed, arch) in [(11u64, "75"), (12, "86"), (13, "90"), (14, "120")] {
+        for (seed, arch, lineinfo) in [
+            (11u64, "75", false),
+            (12, "86", false),
+            (13, "90", false),
+            (14, "120", false),
+            (15, "89", true),
+            (16, "100", true),
+        ] {
             for (i, ptx) in generate(seed, arch).objects.iter().enumerate() {
                 let src = tmp.path().join(format!("s{seed}_{i}.ptx"));
-                std::fs::write(&src, ptx).expect("write");
+                let text = if lineinfo {
+                    with_line_info(ptx, "o.cu")
+                } else {
+                    ptx.clone()
+                };
+                std::fs::write(&src, &text).expect("write");
                 let mut cmd = Command::new(&ptxas);
                 cmd.arg(format!("-arch=sm_{arch}"))
                     .arg("-c")
+                    .args(lineinfo.then_some("-lineinfo"))
                     .arg(&src)
                     .arg("-o")
                     .arg(src.with_extension("o"));
                 match output_within(&mut cmd, PTXAS_TIMEOUT).expect("ptxas runs") {
                     None => eprintln!("seed {seed}: ptxas timed out (a ptxas hang, ignored)"),
-                    Some(r) => assert!(
-                        r.status.success(),
-                        "seed {seed} object {i}: ptxas rejects:\n{}\n{ptx}",
-                        String::from_utf8_lossy(&r.stderr)
-                    ),
+                    Some(r) => {
+                        assert!(
+                            r.status.success(),
+                            "seed {seed} object {i}: ptxas rejects:\n{}\n{text}",
+                            String::from_utf8_lossy(&r.stderr)
+                        );
+                        if lineinfo {
+                            let obj = std::fs::read(src.with_extension("o")).expect("object");
+                            assert!(
+                                obj.windows(11).any(|w| w == b".debug_line"),
+                                "seed {seed} object {i}: no line table"
+                            );
+                        }
+                    }
                 }
             }
         }
