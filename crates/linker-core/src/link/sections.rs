@@ -1084,8 +1084,12 @@ fn place_bank2(
         if empty.contains(&(file, sec)) {
             let kernels: Vec<u32> = reach[&fi].iter().map(|&k| key(k)).collect();
             let like = sec_of(file, sec);
-            let (a, offset) =
-                block_offset(plan, &kernel_bank2, &high, &kernels, like.addralign.max(1));
+            // Copies that lost when read to the replaced one add their
+            // alignment (as to a winner's block, below).
+            let align = like.addralign.max(1).max(replaced_align(
+                align_only.get(&fi).map_or(&[], Vec::as_slice),
+            ));
+            let (a, offset) = block_offset(plan, &kernel_bank2, &high, &kernels, align);
             for &k in &kernels {
                 high.insert(k, offset);
                 // A kernel without a bank gets one up to the block (zeros;
@@ -1450,7 +1454,11 @@ pub(crate) fn plan(
                                 .entry(w)
                                 .or_default()
                                 .push((f.id, s.index));
-                        } else if winner_table() && !replaced {
+                        } else if !replaced {
+                            // (With a winner without a table, the alignment
+                            // joins the replaced copy's empty block instead:
+                            // difftest 430045, fixture
+                            // `bank2_lost_then_replaced_untabled`.)
                             b2.align_only.entry(w).or_default().push((f.id, s.index));
                         } else if winner_table() {
                             // Replaced by a later input's copy with a table
