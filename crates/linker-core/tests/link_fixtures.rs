@@ -45,12 +45,6 @@ type ArchGap = (
 /// Tracked in docs/blackwell.md ("Known gaps").
 const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     (
-        "cu_lineinfo_r",
-        &[100, 120],
-        Some(&["culink (suffix -r)'s link of it"]),
-        "the sm_100+ line-table unit header holds its object's `.debug_str` output offset; b has no `.debug_str`, so the direct link leaves b's 0, but after -r of b and c the relink sees one input with a `.debug_str` and adds its offset to both units (0x0b). The -r output cannot say that a unit had none; nvlink's own pipeline differs from its direct link too (c's unit gets 0)",
-    ),
-    (
         "bank2_relink_order",
         &[75, 89, 90, 100, 120],
         Some(&[".nv.constant", "nvlink's -r output"]),
