@@ -680,7 +680,6 @@ impl<'d> Mercury<'d> {
                 // Capsules are not SHF_ALLOC either, but they are code: only
                 // the frames are debug information.
                 let debug_target = target.flags & SHF_ALLOC == 0 && !is_capsule;
-                let is_frame = target.name == ".nv.merc.debug_frame";
                 let mut operands: Vec<Operand> = Vec::new();
                 let mut relocs: Vec<(u64, u32, u32, i64)> = rela_entries(rs.data).collect();
                 if target.name.strip_prefix(".nv.merc") == Some(super::live::GLOBAL_INIT) {
@@ -755,14 +754,10 @@ impl<'d> Mercury<'d> {
                                 })
                         })
                     };
-                    // A losing definition's frame entries: as the SASS
-                    // `.debug_frame`'s RELA ones (`nvinfo::frame_reloc_dropped`).
-                    if is_frame && super::nvinfo::frame_reloc_dropped(db, f, si, true) {
-                        continue;
-                    }
-                    // And its line tables' (`nvinfo::line_reloc_dropped`).
-                    if super::nvinfo::is_line_table(target.name)
-                        && super::nvinfo::line_reloc_dropped(db, f, si, true)
+                    // A losing definition's frame and line-table entries: as
+                    // the SASS RELA ones (`nvinfo::frame_reloc_dropped`).
+                    if super::nvinfo::follows_frame_rule(target.name)
+                        && super::nvinfo::frame_reloc_dropped(db, f, si, true)
                     {
                         continue;
                     }

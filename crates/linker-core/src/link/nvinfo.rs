@@ -488,7 +488,11 @@ fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
 /// Whether a `.debug_frame` / `.nv.merc.debug_frame` relocation against
 /// input symbol `idx` of `f` is dropped because that symbol is a losing
 /// definition (nvlink 13.0.88, measured at sm_75/90/100, fixture
-/// `frame_weak_replaced`; `docs/differences.md`):
+/// `frame_weak_replaced`; `docs/differences.md`); line tables follow the same
+/// rule ([`follows_frame_rule`]; measured with `-lineinfo` at sm_90/100/120:
+/// a replaced weak copy calling a function loses its line relocations, one
+/// without calls keeps them, pointing at the winner; fixture
+/// `lineinfo_weak_replaced`):
 ///
 /// * a definition that lost when its input was read
 ///   ([`super::live::lost_to_earlier`]):
@@ -513,27 +517,9 @@ pub(crate) fn frame_reloc_dropped(
     super::live::lost_to_earlier(db, f, idx) || (rela && code_has_relocations(f, idx))
 }
 
-/// Whether a relocation of a line table (`.debug_line`,
-/// `.nv_debug_line_sass`, their Mercury twins) against symbol `idx` of `f`
-/// goes: as [`frame_reloc_dropped`]'s `RELA` case, when `idx` is a definition
-/// replaced by a later input's and its code has relocations of its own
-/// (measured with `-lineinfo` at sm_90/100/120: a weak copy calling a
-/// function loses its line relocations, one without calls keeps them,
-/// pointing at the winner; sm_75-89 write `REL` entries, which stay; fixture
-/// `lineinfo_weak_replaced`). Copies that lost when read are the caller's
-/// older rule.
-pub(crate) fn line_reloc_dropped(
-    db: &SymbolDb<'_>,
-    f: &InputFile<'_>,
-    idx: u32,
-    rela: bool,
-) -> bool {
-    rela && lost_definition(db, f, idx) && code_has_relocations(f, idx)
-}
-
 /// Whether a line-table relocation against symbol `idx` of `f` stays while
 /// the code it describes is not in the output: a definition replaced by a
-/// later input's whose entry [`line_reloc_dropped`] keeps, pointing at the
+/// later input's whose entry [`frame_reloc_dropped`] keeps, pointing at the
 /// winner. On sm_100+ nvlink keeps its sequence too (`debugline.rs`).
 pub(crate) fn line_kept_for_winner(
     db: &SymbolDb<'_>,
@@ -541,9 +527,13 @@ pub(crate) fn line_kept_for_winner(
     idx: u32,
     rela: bool,
 ) -> bool {
-    lost_definition(db, f, idx)
-        && !super::live::lost_to_earlier(db, f, idx)
-        && !line_reloc_dropped(db, f, idx, rela)
+    lost_definition(db, f, idx) && !frame_reloc_dropped(db, f, idx, rela)
+}
+
+/// Whether relocations into section `name` follow [`frame_reloc_dropped`]:
+/// the frames and the line tables (SASS or Mercury).
+pub(crate) fn follows_frame_rule(name: &str) -> bool {
+    name.strip_prefix(".nv.merc").unwrap_or(name) == ".debug_frame" || is_line_table(name)
 }
 
 /// Whether a line table is named `name` (SASS or Mercury).

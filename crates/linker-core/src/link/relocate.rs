@@ -573,9 +573,8 @@ fn classify_file<'d>(
             // against the winner: address kept, range cleared when dead).
             // Other debug sections: nvlink drops the entries when the winner
             // came earlier and keeps them (pointing at the winner) when a
-            // later definition won; no range clearing. Line tables also lose
-            // a replaced copy's RELA entries when its code has relocations
-            // (`nvinfo::line_reloc_dropped`).
+            // later definition won; no range clearing. Line tables follow
+            // the frames' rule (`nvinfo::follows_frame_rule`).
             // Not `.debug_info` and `.debug_loc`: nvcc -G's entries there of
             // a weak twin that lost to an earlier one keep their relocations,
             // pointing at the winner, while `.debug_frame`, `.debug_line` and
@@ -585,16 +584,14 @@ fn classify_file<'d>(
             let debug_target = target.flags & SHF_ALLOC == 0
                 && target.name != ".debug_info"
                 && target.name != ".debug_loc";
-            if target.name == ".debug_frame" {
+            if super::nvinfo::follows_frame_rule(target.name) {
                 if super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela) {
                     continue;
                 }
-            } else if (super::nvinfo::is_line_table(target.name)
-                && super::nvinfo::line_reloc_dropped(db, f, r.sym, r.is_rela))
-                || (debug_target
-                    && !sym.is_undefined()
-                    && db.resolve(here) != Some(here)
-                    && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)))
+            } else if debug_target
+                && !sym.is_undefined()
+                && db.resolve(here) != Some(here)
+                && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
             {
                 continue;
             }

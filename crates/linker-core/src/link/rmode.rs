@@ -140,15 +140,12 @@ pub(crate) fn classify(
                     // the winner, as in a final link (`relocate.rs`; nvlink
                     // -r too: a cub `EmptyKernel` instantiated in two -G
                     // objects, fixture `cu_debug_weak_kernel_r`).
-                    let dropped = if target.name == ".debug_frame" {
+                    let dropped = if super::nvinfo::follows_frame_rule(target.name) {
                         super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela)
                     } else if target.name == ".debug_info" || target.name == ".debug_loc" {
                         false
                     } else {
-                        is_clear(r.rtype)
-                            || super::live::lost_to_earlier(db, f, r.sym)
-                            || (super::nvinfo::is_line_table(target.name)
-                                && super::nvinfo::line_reloc_dropped(db, f, r.sym, r.is_rela))
+                        is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)
                     };
                     if dropped {
                         continue;
