@@ -813,8 +813,7 @@ impl<'d> Mercury<'d> {
                         if debug_target
                             && def != here
                             && super::live::lost_to_earlier(db, f, si)
-                            && target.name != ".nv.merc.debug_info"
-                            && target.name != ".nv.merc.debug_loc"
+                            && !super::nvinfo::keeps_losers_entries(target.name)
                         {
                             continue;
                         }
@@ -942,8 +941,7 @@ impl<'d> Mercury<'d> {
                     // pointing at the winner (measured at sm_100/120, a
                     // template in two -G objects, fixture `cu_debug_shared_g`).
                     if debug_target
-                        && target.name != ".nv.merc.debug_info"
-                        && target.name != ".nv.merc.debug_loc"
+                        && !super::nvinfo::keeps_losers_entries(target.name)
                         && !sym.is_undefined()
                         && sym.ty() != STT_SECTION
                         && def != Some(here)

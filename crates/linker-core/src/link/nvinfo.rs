@@ -536,6 +536,18 @@ pub(crate) fn follows_frame_rule(name: &str) -> bool {
     name.strip_prefix(".nv.merc").unwrap_or(name) == ".debug_frame" || is_line_table(name)
 }
 
+/// Whether relocations into debug section `name` keep a losing definition's
+/// entries, pointing at the winner: `.debug_info` and `.debug_loc` (SASS or
+/// Mercury; nvcc -G's entries of a weak twin that lost to an earlier one,
+/// fixtures `cu_debug_shared`, `cu_debug_shared_g`, `cu_debug_weak_kernel_r`),
+/// where the frames and line tables drop them.
+pub(crate) fn keeps_losers_entries(name: &str) -> bool {
+    matches!(
+        name.strip_prefix(".nv.merc").unwrap_or(name),
+        ".debug_info" | ".debug_loc"
+    )
+}
+
 /// Whether a line table is named `name` (SASS or Mercury).
 pub(crate) fn is_line_table(name: &str) -> bool {
     matches!(

@@ -581,9 +581,8 @@ fn classify_file<'d>(
             // `.nv_debug_line_sass` drop them (measured: a template device
             // function instantiated in two -G objects, fixture
             // `cu_debug_shared`).
-            let debug_target = target.flags & SHF_ALLOC == 0
-                && target.name != ".debug_info"
-                && target.name != ".debug_loc";
+            let debug_target =
+                target.flags & SHF_ALLOC == 0 && !super::nvinfo::keeps_losers_entries(target.name);
             if super::nvinfo::follows_frame_rule(target.name) {
                 if super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela) {
                     continue;

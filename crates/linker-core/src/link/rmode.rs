@@ -142,7 +142,7 @@ pub(crate) fn classify(
                     // objects, fixture `cu_debug_weak_kernel_r`).
                     let dropped = if super::nvinfo::follows_frame_rule(target.name) {
                         super::nvinfo::frame_reloc_dropped(db, f, r.sym, r.is_rela)
-                    } else if target.name == ".debug_info" || target.name == ".debug_loc" {
+                    } else if super::nvinfo::keeps_losers_entries(target.name) {
                         false
                     } else {
                         is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym)
