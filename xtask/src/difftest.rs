@@ -564,6 +564,9 @@ struct ObjGen<'a> {
     /// A third stream, for fences (added after the jump tables), so that
     /// seeds keep their earlier additions too.
     fences: Rng,
+    /// A fourth stream, for kernel performance directives (`.maxntid`,
+    /// `.reqntid`, `.minnctapersm`, `.maxnreg`), added after the fences.
+    directives: Rng,
 }
 
 impl ObjGen<'_> {
@@ -1006,11 +1009,67 @@ impl ObjGen<'_> {
             self.op(rng, &mut body, &mut decls, true);
         }
         body.push_str("\tst.global.u32 [%rd9], %r1;\n\tret;\n");
+        // ptxas itself rejects a register limit below the count of a function
+        // of the same object the kernel calls; the link checks the others.
+        let local_calls = (0..self.m.funcs.len()).any(|f| {
+            self.defines_func(f) && body.contains(&format!(" {}, (", self.m.funcs[f].name))
+        });
+        let directives = self.kernel_directives(local_calls);
         format!(
-            "{}.entry {name}({})\n{{\n{REGS}{decls}{body}}}\n\n",
+            "{}.entry {name}({}){directives}\n{{\n{REGS}{decls}{body}}}\n\n",
             link.prefix(),
             params.join(", ")
         )
+    }
+
+    /// Performance directives of a kernel (often none): thread-count bounds,
+    /// occupancy, a register limit. ptxas records them in the kernel's
+    /// `.nv.info` (`MAX_THREADS`, `REQNTID`, `MIN_CTA_PER_SM`,
+    /// `MAXREG_COUNT`); a register limit below what a callee uses is a link
+    /// error (`maxreg_callee`), within it the kernel's count is raised. Limits
+    /// below 64 only for kernels calling no function of their own object
+    /// (`local_calls`), which ptxas would check against them itself.
+    fn kernel_directives(&mut self, local_calls: bool) -> String {
+        let d = &mut self.directives;
+        let mut out = String::new();
+        if !d.chance(35) {
+            return out;
+        }
+        let dims = |d: &mut Rng| -> String {
+            match d.range(0, 3) {
+                0 => format!("{}", 32 * d.range(1, 32)),
+                1 => format!("{}, {}", 32 * d.range(1, 8), d.range(1, 4)),
+                _ => format!(
+                    "{}, {}, {}",
+                    32 * d.range(1, 4),
+                    d.range(1, 4),
+                    d.range(1, 3)
+                ),
+            }
+        };
+        let bounded = match d.range(0, 3) {
+            0 => {
+                let _ = write!(out, " .maxntid {}", dims(d));
+                true
+            }
+            1 => {
+                let _ = write!(out, " .reqntid {}", dims(d));
+                true
+            }
+            _ => false,
+        };
+        if bounded && d.chance(40) {
+            let _ = write!(out, " .minnctapersm {}", d.range(1, 8));
+        }
+        if d.chance(50) {
+            let limit = *d.pick(&[16, 24, 32, 40, 64, 128, 255]);
+            let _ = write!(
+                out,
+                " .maxnreg {}",
+                if local_calls { limit.max(64) } else { limit }
+            );
+        }
+        out
     }
 
     /// The initializer of a variable definition (`None`: none).
@@ -1091,6 +1150,7 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             label: 0,
             extra: Rng::new(seed ^ 0x4A54_0000_0000_0000 ^ ((o as u64) << 32)),
             fences: Rng::new(seed ^ 0x4645_4e43_0000_0000 ^ ((o as u64) << 32)),
+            directives: Rng::new(seed ^ 0x4449_5245_0000_0000 ^ ((o as u64) << 32)),
         };
         let mut data = String::new();
         let mut code = String::new();
@@ -1929,6 +1989,10 @@ mod tests {
             "[]",
             "brx.idx",
             "%ctaid.z",
+            ".maxntid",
+            ".reqntid",
+            ".minnctapersm",
+            ".maxnreg",
         ] {
             assert!(all.contains(needle), "no `{needle}` in 40 programs");
         }
