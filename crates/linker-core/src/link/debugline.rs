@@ -40,7 +40,7 @@
 use super::sections::{Body, Plan};
 use super::symbols::{SymRef, SymbolDb};
 use super::InputFile;
-use crate::elf::{STB_LOCAL, STB_WEAK, STT_SECTION};
+use crate::elf::{STB_LOCAL, STT_SECTION};
 
 /// The line-table sections rewritten (same format).
 const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
@@ -96,12 +96,12 @@ fn sort_key(
         return global();
     };
     let m = db.global(g).1.first_mention;
-    let first = files
+    match files
         .get(m.file.0 as usize)
-        .and_then(|mf| mf.cubin.symbols.get(m.index as usize));
-    match first {
-        Some(s) if s.bind() == STB_WEAK && !s.is_undefined() => (0, m.file.0, m.index),
-        _ => global(),
+        .and_then(|mf| db.weak_first_definition(mf, m))
+    {
+        Some(_) => (0, m.file.0, m.index),
+        None => global(),
     }
 }
 

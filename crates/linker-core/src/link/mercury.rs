@@ -1496,7 +1496,8 @@ impl<'d> Mercury<'d> {
                 ms.info & 0xf
             };
             let idx = (out.len() / 24) as u32;
-            if m_info >> 4 != STB_LOCAL && first_global.is_none() {
+            // (A `-r` output's weak definitions among the locals do not count.)
+            if m_info >> 4 != STB_LOCAL && j as u32 >= syms.first_global && first_global.is_none() {
                 first_global = Some(idx);
             }
             if ms.info & 0xf == STT_SECTION {

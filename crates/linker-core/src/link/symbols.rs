@@ -85,6 +85,24 @@ impl SymbolDb<'_> {
         (name, g)
     }
 
+    /// The global whose first mention is `r`, when `r` (a symbol of `f`) is
+    /// a weak definition (not a `.common`). nvlink's symbol table lists such
+    /// a global among the locals of `r`'s input, in that input's symbol
+    /// order (the other globals follow every local, by first mention):
+    /// measured with nvlink -r at sm_90/100 and in the line-table order of
+    /// final links at sm_100/120 (`debugline::sort_key`).
+    pub(crate) fn weak_first_definition(&self, f: &InputFile<'_>, r: SymRef) -> Option<GlobalId> {
+        let sym = f.cubin.symbols.get(r.index as usize)?;
+        if sym.bind() != STB_WEAK || sym.is_undefined() || sym.shndx == SHN_COMMON {
+            return None;
+        }
+        let g = self.global_of[r.file.0 as usize]
+            .get(r.index as usize)
+            .copied()
+            .flatten()?;
+        (self.global(g).1.first_mention == r).then_some(g)
+    }
+
     /// Whether definition `r` is weak and lost, when its input was read, to
     /// a weak definition holding the name then.
     pub(crate) fn lost_to_weak(&self, r: SymRef) -> bool {

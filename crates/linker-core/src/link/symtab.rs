@@ -1,8 +1,11 @@
 //! Phase 6: the output symbol table.
 //!
 //! Order: the null symbol, section symbols and local symbols (in section
-//! order, then input order), then globals in first-mention order (`sh_info` of
-//! `.symtab` is the first global's index; `-r` of Blackwell objects puts the
+//! order, then input order; in `-r` each input's locals with the weak
+//! definitions it mentions first, in its symbol order, as nvlink -r writes
+//! them, so that a relink sorts line tables as the direct link does), then
+//! the other globals in first-mention order (`sh_info` of
+//! `.symtab` is the first of those; `-r` of Blackwell objects puts the
 //! parameter banks' section symbols after the globals, `sh_info` one past
 //! them, as nvlink -r does). What changes on the way, as nvlink
 //! does it: CUDA's variable type 13 becomes `STT_OBJECT` and variables' `st_other`
@@ -16,7 +19,7 @@
 use super::live::Live;
 use super::relocate::{stays_undefined, SymTarget, UNIFIED_TABLE_SYMBOLS};
 use super::sections::{Body, Plan, Role};
-use super::symbols::{SymRef, SymbolDb};
+use super::symbols::{GlobalSym, SymRef, SymbolDb};
 use super::{GlobalId, InputFile, OutSecId};
 use crate::elf::*;
 use crate::fxhash::{HashMap, HashSet};
@@ -62,6 +65,9 @@ pub(crate) struct SymTable<'a> {
     section_syms: Vec<u32>,
     /// Output index of each live function's symbol (by live function index).
     pub func_index: Vec<u32>,
+    /// Index of the first symbol after the locals (and, in `-r`, the weak
+    /// definitions written among them): where the other globals begin.
+    pub first_global: u32,
     /// Prototype signature strings: (file, input `.strtab` offset) → output offset.
     sig_map: HashMap<(u32, u32), u32>,
 }
@@ -150,6 +156,11 @@ pub(crate) fn encode_shndx(index: u32, first: u32) -> (u16, u32) {
     }
 }
 
+/// One input's locals (with, in `-r`, the globals written among them): the
+/// symbols, each input symbol's position among them, and the globals'
+/// (position, id).
+type FileLocals<'a> = (Vec<OutSym<'a>>, Vec<u32>, Vec<(u32, GlobalId)>);
+
 /// Marks an input symbol that is not a kept local while locals are collected.
 const NO_LOCAL: u32 = u32::MAX;
 
@@ -221,10 +232,161 @@ pub(crate) fn build<'a>(
     // `--preserve-relocs`: where module-scope shared variables' symbols go
     // (`preserve::SharedHomes`).
     let preserve_shared = super::preserve::SharedHomes::new(plan, rel);
+    // Undefined names that kept relocations still reference.
+    let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
+    for k in plan.kept.iter() {
+        if let SymTarget::Input(r) = k.sym {
+            if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
+                if db.global(g).1.def.is_none() {
+                    referenced_undef.insert(g);
+                }
+            }
+        }
+    }
+    // The output symbol of global `gi` (`None`: not written).
+    let global_out = |gi: usize, name: &&'a str, g: &GlobalSym| -> Option<OutSym<'a>> {
+        let gid = GlobalId(gi as u32);
+        match g.def {
+            Some(def) => {
+                let f = &files[def.file.0 as usize];
+                let sym = &f.cubin.symbols[def.index as usize];
+                let common = plan.common.get(&gid).copied().zip(g.common);
+                let (section, value, shndx_raw) = match sym.section() {
+                    _ if common.is_some() => {
+                        let (p, _) = common.expect("checked");
+                        (Some(p.out), p.offset, 0)
+                    }
+                    // `-r`: a merged `.common` stays one (`st_value` its
+                    // alignment, as ptxas writes it; sections.rs).
+                    _ if rel && g.common.is_some() => {
+                        (None, g.common.map_or(0, |c| c.align), SHN_COMMON)
+                    }
+                    Some(sec) => {
+                        let dsec = &f.cubin.sections[sec as usize];
+                        let shared = dsec.sh_type == SHT_CUDA_SHARED;
+                        if shared && !rel {
+                            return None;
+                        }
+                        // Reserved shared memory: `st_value` is the alignment
+                        // (sections.rs `place_reserved_shared`).
+                        let reserved = dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel;
+                        match plan.placement[def.file.0 as usize][sec as usize] {
+                            Some(p) if shared => (Some(p.out), sym.value, 0),
+                            Some(p) if reserved => (Some(p.out), p.offset, 0),
+                            Some(p) => (Some(p.out), p.offset + sym.value, 0),
+                            None => return None, // dead function
+                        }
+                    }
+                    None => (None, sym.value, sym.shndx),
+                };
+                let bind = if g.def_strong || g.common.is_some_and(|c| !c.weak) {
+                    STB_GLOBAL
+                } else {
+                    STB_WEAK
+                };
+                Some(OutSym {
+                    name: Cow::Borrowed(*name),
+                    info: (bind << 4) | ty_of(sym.ty()),
+                    other: other_of(sym.ty(), sym.other),
+                    section,
+                    shndx_raw,
+                    value,
+                    size: common
+                        .map(|(_, c)| c.size)
+                        .or(g.common.filter(|_| rel).map(|c| c.size))
+                        .unwrap_or(sym.size),
+                })
+            }
+            None => {
+                let m = g.first_mention;
+                let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
+                let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
+                // `-g`: an `extern __shared__` array stays, as an object at
+                // the dynamic window's base in `.nv_debug.shared`
+                // (`shared::debug_dynamic_base`; fixtures `cu_debug_shared_g`,
+                // `cu_debug_shared_static`); on sm_100+ plus the 0x400
+                // reserve (0xa0 at sm_90 is 0x4a0 at sm_100; the Mercury
+                // twin keeps 0xa0, `mercury.rs`).
+                if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
+                    let reserve = if plan.arch.is_blackwell_or_later() {
+                        super::shared::SM90_SHARED_RESERVE
+                    } else {
+                        0
+                    };
+                    let base =
+                        super::shared::debug_dynamic_base(plan, Some(gid)).map(|b| b + reserve);
+                    let sec = plan
+                        .sections
+                        .iter()
+                        .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits);
+                    if let (Some(value), Some(i)) = (base, sec) {
+                        return Some(OutSym {
+                            name: Cow::Borrowed(*name),
+                            info: (STB_GLOBAL << 4) | STT_OBJECT,
+                            other: 0,
+                            section: Some(OutSecId(i as u32)),
+                            shndx_raw: 0,
+                            value,
+                            size: 0,
+                        });
+                    }
+                }
+                if let Some(value) = preserve_shared
+                    .dynamic_value(plan)
+                    .filter(|_| sym.other & STO_CUDA_SHARED != 0)
+                {
+                    return Some(OutSym {
+                        name: Cow::Borrowed(*name),
+                        info: (STB_GLOBAL << 4) | STT_OBJECT,
+                        other: 1,
+                        section: preserve_shared.debug_shared,
+                        shndx_raw: 0,
+                        value,
+                        size: 0,
+                    });
+                }
+                if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
+                    return None;
+                }
+                let reserved = super::relocate::is_driver_variable(name);
+                // Texture/sampler/surface handles stay even when unreferenced
+                // (nvlink: every handle gets a slot, see texslots.rs).
+                let handle = super::relocate::is_texture_kind(sym.ty());
+                if !rel && !reserved && !handle && !referenced_undef.contains(&gid) {
+                    return None;
+                }
+                // nvlink -r turns the weak `__UFT*`/`__UDT*` helpers GLOBAL.
+                let bind = if reserved || unified || stays_undefined(name) || !g.all_weak {
+                    STB_GLOBAL
+                } else {
+                    STB_WEAK
+                };
+                // Blackwell images keep the reserved-shared-memory symbols as
+                // ptxas wrote them (value = the reservation), typed as CUDA
+                // variables (ptxas writes STT_OBJECT for them).
+                // nvlink -r types the unified-table helpers likewise on Blackwell.
+                let keep = reserved && plan.arch.is_blackwell_or_later();
+                let ty = if keep || (rel && unified && plan.arch.is_blackwell_or_later()) {
+                    STT_CUDA_OBJECT
+                } else {
+                    ty_of(sym.ty())
+                };
+                Some(OutSym {
+                    name: Cow::Borrowed(*name),
+                    info: (bind << 4) | ty,
+                    other: if rel { sym.other } else { 0 },
+                    section: None,
+                    shndx_raw: SHN_UNDEF,
+                    value: if keep { sym.value } else { 0 },
+                    size: sym.size,
+                })
+            }
+        }
+    };
     // Blackwell `-r` and `--preserve-relocs` links rename ptxas' jump-table
     // symbols (below); other links need not even look at them.
     let renames_tables = (rel || plan.resolved.is_some()) && plan.arch.is_blackwell_or_later();
-    let locals_of = |f: &'a InputFile<'_>| -> (Vec<OutSym<'a>>, Vec<u32>) {
+    let locals_of = |f: &'a InputFile<'_>| -> FileLocals<'a> {
         let plan: &Plan = plan;
         let fid = f.id.0 as usize;
         let mut out = Vec::new();
@@ -232,15 +394,27 @@ pub(crate) fn build<'a>(
         let mut map = vec![NO_LOCAL; f.cubin.symbols.len()];
         // Jump-table symbols renamed by a Blackwell `-r` so far (see below).
         let mut jump_tables = 0u32;
+        // Globals written among these locals (`-r`): (position in `out`, id).
+        let mut early = Vec::new();
         for (i, sym) in f.cubin.symbols.iter().enumerate() {
-            if i == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE
-            {
-                continue;
-            }
             let here = SymRef {
                 file: f.id,
                 index: i as u32,
             };
+            if rel && i != 0 {
+                if let Some(g) = db.weak_first_definition(f, here) {
+                    let (name, gs) = db.global(g);
+                    if let Some(s) = global_out(g.0 as usize, &name, gs) {
+                        early.push((out.len() as u32, g));
+                        out.push(s);
+                    }
+                    continue;
+                }
+            }
+            if i == 0 || sym.bind() != STB_LOCAL || sym.ty() == STT_SECTION || sym.ty() == STT_FILE
+            {
+                continue;
+            }
             // Jump-table symbols get numbers in symbol order, those dropped
             // below included (renamed ones: see below; measured, difftest
             // seeds 240000, 240011: a device function's table before the
@@ -354,175 +528,32 @@ pub(crate) fn build<'a>(
                 size: sym.size,
             });
         }
-        (out, map)
+        (out, map, early)
     };
-    let per_file: Vec<(Vec<OutSym<'a>>, Vec<u32>)> =
-        files.par_iter().with_min_len(64).map(locals_of).collect();
+    let per_file: Vec<_> = files.par_iter().with_min_len(64).map(locals_of).collect();
     let mut local_map: Vec<Vec<u32>> = Vec::with_capacity(files.len());
-    for (locals, mut map) in per_file {
+    let mut global_map = vec![0u32; db.globals.len()];
+    let mut placed_early = vec![false; if rel { db.globals.len() } else { 0 }];
+    for (locals, mut map, early) in per_file {
         let base = syms.len() as u32;
         for m in map.iter_mut() {
             *m = if *m == NO_LOCAL { 0 } else { base + *m };
+        }
+        for (at, g) in early {
+            global_map[g.0 as usize] = base + at;
+            placed_early[g.0 as usize] = true;
         }
         syms.extend(locals);
         local_map.push(map);
     }
     let first_global = syms.len() as u32;
-    // Undefined names that kept relocations still reference.
-    let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
-    for k in plan.kept.iter() {
-        if let SymTarget::Input(r) = k.sym {
-            if let Some(g) = db.global_of[r.file.0 as usize][r.index as usize] {
-                if db.global(g).1.def.is_none() {
-                    referenced_undef.insert(g);
-                }
-            }
-        }
-    }
-    let mut global_map = vec![0u32; db.globals.len()];
     for (gi, (name, g)) in db.globals.iter().enumerate() {
-        let gid = GlobalId(gi as u32);
-        match g.def {
-            Some(def) => {
-                let f = &files[def.file.0 as usize];
-                let sym = &f.cubin.symbols[def.index as usize];
-                let common = plan.common.get(&gid).copied().zip(g.common);
-                let (section, value, shndx_raw) = match sym.section() {
-                    _ if common.is_some() => {
-                        let (p, _) = common.expect("checked");
-                        (Some(p.out), p.offset, 0)
-                    }
-                    // `-r`: a merged `.common` stays one (`st_value` its
-                    // alignment, as ptxas writes it; sections.rs).
-                    _ if rel && g.common.is_some() => {
-                        (None, g.common.map_or(0, |c| c.align), SHN_COMMON)
-                    }
-                    Some(sec) => {
-                        let dsec = &f.cubin.sections[sec as usize];
-                        let shared = dsec.sh_type == SHT_CUDA_SHARED;
-                        if shared && !rel {
-                            continue;
-                        }
-                        // Reserved shared memory: `st_value` is the alignment
-                        // (sections.rs `place_reserved_shared`).
-                        let reserved = dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel;
-                        match plan.placement[def.file.0 as usize][sec as usize] {
-                            Some(p) if shared => (Some(p.out), sym.value, 0),
-                            Some(p) if reserved => (Some(p.out), p.offset, 0),
-                            Some(p) => (Some(p.out), p.offset + sym.value, 0),
-                            None => continue, // dead function
-                        }
-                    }
-                    None => (None, sym.value, sym.shndx),
-                };
-                let bind = if g.def_strong || g.common.is_some_and(|c| !c.weak) {
-                    STB_GLOBAL
-                } else {
-                    STB_WEAK
-                };
-                global_map[gi] = syms.len() as u32;
-                syms.push(OutSym {
-                    name: Cow::Borrowed(*name),
-                    info: (bind << 4) | ty_of(sym.ty()),
-                    other: other_of(sym.ty(), sym.other),
-                    section,
-                    shndx_raw,
-                    value,
-                    size: common
-                        .map(|(_, c)| c.size)
-                        .or(g.common.filter(|_| rel).map(|c| c.size))
-                        .unwrap_or(sym.size),
-                });
-            }
-            None => {
-                let m = g.first_mention;
-                let sym = &files[m.file.0 as usize].cubin.symbols[m.index as usize];
-                let unified = UNIFIED_TABLE_SYMBOLS.contains(name);
-                // `-g`: an `extern __shared__` array stays, as an object at
-                // the dynamic window's base in `.nv_debug.shared`
-                // (`shared::debug_dynamic_base`; fixtures `cu_debug_shared_g`,
-                // `cu_debug_shared_static`); on sm_100+ plus the 0x400
-                // reserve (0xa0 at sm_90 is 0x4a0 at sm_100; the Mercury
-                // twin keeps 0xa0, `mercury.rs`).
-                if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
-                    let reserve = if plan.arch.is_blackwell_or_later() {
-                        super::shared::SM90_SHARED_RESERVE
-                    } else {
-                        0
-                    };
-                    let base =
-                        super::shared::debug_dynamic_base(plan, Some(gid)).map(|b| b + reserve);
-                    let sec = plan
-                        .sections
-                        .iter()
-                        .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits);
-                    if let (Some(value), Some(i)) = (base, sec) {
-                        global_map[gi] = syms.len() as u32;
-                        syms.push(OutSym {
-                            name: Cow::Borrowed(*name),
-                            info: (STB_GLOBAL << 4) | STT_OBJECT,
-                            other: 0,
-                            section: Some(OutSecId(i as u32)),
-                            shndx_raw: 0,
-                            value,
-                            size: 0,
-                        });
-                        continue;
-                    }
-                }
-                if let Some(value) = preserve_shared
-                    .dynamic_value(plan)
-                    .filter(|_| sym.other & STO_CUDA_SHARED != 0)
-                {
-                    global_map[gi] = syms.len() as u32;
-                    syms.push(OutSym {
-                        name: Cow::Borrowed(*name),
-                        info: (STB_GLOBAL << 4) | STT_OBJECT,
-                        other: 1,
-                        section: preserve_shared.debug_shared,
-                        shndx_raw: 0,
-                        value,
-                        size: 0,
-                    });
-                    continue;
-                }
-                if !rel && (unified || sym.other & STO_CUDA_SHARED != 0) {
-                    continue;
-                }
-                let reserved = super::relocate::is_driver_variable(name);
-                // Texture/sampler/surface handles stay even when unreferenced
-                // (nvlink: every handle gets a slot, see texslots.rs).
-                let handle = super::relocate::is_texture_kind(sym.ty());
-                if !rel && !reserved && !handle && !referenced_undef.contains(&gid) {
-                    continue;
-                }
-                // nvlink -r turns the weak `__UFT*`/`__UDT*` helpers GLOBAL.
-                let bind = if reserved || unified || stays_undefined(name) || !g.all_weak {
-                    STB_GLOBAL
-                } else {
-                    STB_WEAK
-                };
-                // Blackwell images keep the reserved-shared-memory symbols as
-                // ptxas wrote them (value = the reservation), typed as CUDA
-                // variables (ptxas writes STT_OBJECT for them).
-                // nvlink -r types the unified-table helpers likewise on Blackwell.
-                let keep = reserved && plan.arch.is_blackwell_or_later();
-                let ty = if keep || (rel && unified && plan.arch.is_blackwell_or_later()) {
-                    STT_CUDA_OBJECT
-                } else {
-                    ty_of(sym.ty())
-                };
-                global_map[gi] = syms.len() as u32;
-                syms.push(OutSym {
-                    name: Cow::Borrowed(*name),
-                    info: (bind << 4) | ty,
-                    other: if rel { sym.other } else { 0 },
-                    section: None,
-                    shndx_raw: SHN_UNDEF,
-                    value: if keep { sym.value } else { 0 },
-                    size: sym.size,
-                });
-            }
+        if placed_early.get(gi).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Some(sym) = global_out(gi, name, g) {
+            global_map[gi] = syms.len() as u32;
+            syms.push(sym);
         }
     }
     if rel {
@@ -541,6 +572,7 @@ pub(crate) fn build<'a>(
         global_map,
         section_syms,
         func_index: Vec::new(),
+        first_global,
         sig_map: HashMap::default(),
     };
     table.func_index = live
