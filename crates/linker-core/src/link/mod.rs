@@ -62,6 +62,8 @@ pub(crate) struct GlobalId(pub u32);
 #[derive(Debug, Default)]
 pub(crate) struct Diags {
     list: Vec<Diagnostic>,
+    /// How many of the errors are undefined references.
+    undefined: usize,
     no_warnings: bool,
     werror: bool,
 }
@@ -72,6 +74,33 @@ impl Diags {
             severity: Severity::Error,
             error,
         });
+    }
+    /// An undefined reference: an error after which the link still goes on
+    /// to the checks nvlink makes later (see [`Diags::only_undefined`]).
+    pub(crate) fn undefined(&mut self, error: Error) {
+        self.undefined += 1;
+        self.error(error);
+    }
+    /// Whether every error so far is an undefined reference. nvlink reports
+    /// them and goes on to its call-tree checks, reporting those errors too
+    /// (a kernel's register limit below a callee's count: difftest seed
+    /// 460111), before it fails.
+    pub(crate) fn only_undefined(&self) -> bool {
+        self.undefined
+            == self
+                .list
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count()
+    }
+    /// `e` as the link's failure, or, when errors were recorded (undefined
+    /// references the link went on after), those: a later phase's own
+    /// failure then follows from them.
+    pub(crate) fn pending(&mut self, e: impl Into<LinkFailure>) -> LinkFailure {
+        match self.checkpoint() {
+            Err(f) => f,
+            Ok(()) => e.into(),
+        }
     }
     pub(crate) fn warning(&mut self, error: Error) {
         if self.werror {
@@ -316,22 +345,27 @@ fn link_inner(
     if diags.has_errors() {
         hints::annotate(&mut diags, &files, &db, opts, arch);
     }
-    diags.checkpoint()?;
-    blackwell::rebuild_debug_frame(&files, &db, &mut plan).map_err(LinkFailure::from)?;
+    // Undefined references alone do not stop the link yet: nvlink's later
+    // call-tree checks report their errors too (phase 7), then it fails.
+    if !diags.only_undefined() {
+        diags.checkpoint()?;
+    }
+    blackwell::rebuild_debug_frame(&files, &db, &mut plan).map_err(|e| diags.pending(e))?;
     blackwell::zero_dead_register_ranges(&files, &mut plan);
     relocate::create_sections(&mut plan);
     merc.classify(&files, &db, &mut plan)
-        .map_err(LinkFailure::from)?;
+        .map_err(|e| diags.pending(e))?;
     preserve::create_sections(&mut plan);
-    let meta = nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(LinkFailure::from)?;
+    let meta =
+        nvinfo::create_sections(&files, &db, &live, &mut plan).map_err(|e| diags.pending(e))?;
     merc.create_info_sections(&files, &live, &mut plan);
     lap("relocate", &mut timings);
     // Phase 6: the output symbol table (fixes the section order and every symbol index).
     let mut syms = symtab::build(&files, &db, &live, &mut plan);
     merc.build_symtab(&files, &db, &syms, &mut plan)
-        .map_err(LinkFailure::from)?;
+        .map_err(|e| diags.pending(e))?;
     debugline::rebuild(&files, &db, &mut plan, &|r| syms.output_index(r))
-        .map_err(LinkFailure::from)?;
+        .map_err(|e| diags.pending(e))?;
     // The kept relocations become section bytes now that symbol indices are
     // known, before `nvinfo` adds its records to the peak (-4 MB at N = 2000).
     relocate::finish(&syms, &mut plan);
@@ -344,7 +378,7 @@ fn link_inner(
     nvinfo::build(
         &files, &db, &live, &syms, &mut plan, &meta, arch, opts, &mut diags,
     )
-    .map_err(LinkFailure::from)?;
+    .map_err(|e| diags.pending(e))?;
     diags.checkpoint()?;
     lap("nvinfo", &mut timings);
     // Phase 8: serialize relocation sections, then fix the file layout.

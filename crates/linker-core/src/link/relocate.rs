@@ -256,7 +256,7 @@ pub(crate) fn classify(
                 Item::Error(e) => diags.error(*e),
                 Item::Undefined(name, e) => {
                     if undefined_seen.insert(name) {
-                        diags.error(*e);
+                        diags.undefined(*e);
                     }
                 }
             }
@@ -264,7 +264,7 @@ pub(crate) fn classify(
     }
     for (name, e) in replaced_copies_undefined(files, db, live) {
         if undefined_seen.insert(name) {
-            diags.error(e);
+            diags.undefined(e);
         }
     }
     // Undefined variables are errors even when nothing live refers to them
@@ -284,7 +284,7 @@ pub(crate) fn classify(
         {
             continue;
         }
-        diags.error(
+        diags.undefined(
             Error::new(
                 ErrorKind::Symbol,
                 format!("undefined reference to '{name}'"),
