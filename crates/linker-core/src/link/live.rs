@@ -144,8 +144,12 @@ impl Live {
             .get(sec as usize)
             .copied()
             .flatten()?;
-        // The function symbol itself, or the text section's section symbol.
-        (sym.ty() == STT_SECTION || self.funcs[fi as usize].sym == def.index).then_some(fi)
+        // The function symbol itself, the text section's section symbol, or
+        // a PTX `.alias` of the function.
+        (sym.ty() == STT_SECTION
+            || self.funcs[fi as usize].sym == def.index
+            || f.alias_target(def.index).is_some())
+        .then_some(fi)
     }
 }
 
@@ -615,6 +619,8 @@ pub(crate) fn mark(
                 .calls
                 .iter()
                 .filter(|e| e.caller < nsyms && e.callee < nsyms)
+                // "alias calls function" marks a PTX `.alias`: no call.
+                .filter(|e| f.alias_target(e.caller).is_none())
                 .filter_map(|e| {
                     Some((
                         owner(e.caller)?,

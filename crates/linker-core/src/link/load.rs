@@ -228,6 +228,23 @@ pub(crate) struct InputFile<'d> {
     pub named_tables: Vec<u32>,
 }
 
+impl InputFile<'_> {
+    /// The function symbol a PTX `.alias` symbol `index` stands for: another
+    /// `STT_FUNC` symbol defined in a function's `.text.<fn>` (ptxas writes
+    /// it with size 0 at the function's start, and a call-graph entry
+    /// "alias calls function"). nvlink resolves references to the alias to
+    /// the function (measured at sm_90: call relocations against `g` of
+    /// `.alias g, f` become relocations against `f`).
+    pub(crate) fn alias_target(&self, index: u32) -> Option<u32> {
+        let sym = self.cubin.symbols.get(index as usize)?;
+        if sym.ty() != crate::elf::STT_FUNC {
+            return None;
+        }
+        let func = *self.func_sym.get(sym.section()? as usize)?;
+        (func != 0 && func != index).then_some(func)
+    }
+}
+
 /// Opens an input file: the file and its size, `None` when it is empty.
 fn open_file(path: &Path, name: &str) -> Result<Option<(std::fs::File, usize)>> {
     let io = |what: &str, e: std::io::Error| {

@@ -1697,8 +1697,22 @@ impl<'d> Mercury<'d> {
                         })
                         .is_none()
             };
+            // `EIATTR_SPARSE_MMA_MASK`: the main section's value (a kernel's
+            // changes in links with `.alias` symbols) and its further records
+            // (one per alias: `nvinfo::SPARSE_UNKNOWN`).
+            let sparse: Vec<&eiattr::Record<'_, EiAttr>> = main_recs
+                .iter()
+                .filter(|r| r.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
+                .collect();
             for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
                 if from_main(&rec.attr) || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE) {
+                    continue;
+                }
+                if let Some(first) = sparse
+                    .first()
+                    .filter(|_| rec.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
+                {
+                    out.push(first.to_owned_record());
                     continue;
                 }
                 if let Some(o) = super::nvinfo::renumber(&rec, &map, &external)
@@ -1716,6 +1730,7 @@ impl<'d> Mercury<'d> {
                     }
                 }
             }
+            out.extend(sparse.iter().skip(1).map(|r| r.to_owned_record()));
             super::blackwell::add_default_isa_version(plan.arch, &mut out);
             let mut bytes = Vec::new();
             eiattr::encode_owned(&out, &mut bytes)?;

@@ -285,9 +285,33 @@ struct FnFacts {
     vrc: Option<u32>,
     /// `EIATTR_MAXREG_COUNT` (kernels).
     maxreg: Option<u32>,
+    /// `EIATTR_SPARSE_MMA_MASK`, or-ed (`None`: no record).
+    sparse: Option<u16>,
     /// `EIATTR_EXTERNS`: the output symbols it keeps, and those of them
     /// that are defined.
     externs: Option<(Vec<u32>, Vec<u32>)>,
+}
+
+/// Per live function with PTX `.alias` symbols of it
+/// ([`InputFile::alias_target`]): how many.
+fn alias_counts(files: &[InputFile<'_>], live: &Live) -> HashMap<u32, u32> {
+    let mut counts: HashMap<u32, u32> = HashMap::default();
+    for f in files {
+        for i in 1..f.cubin.symbols.len() as u32 {
+            if f.alias_target(i).is_none() {
+                continue;
+            }
+            let text = f.cubin.symbols[i as usize].section().unwrap_or(0);
+            let fi = live.func_of_text[f.id.0 as usize]
+                .get(text as usize)
+                .copied()
+                .flatten();
+            if let Some(fi) = fi.filter(|&fi| live.live[fi as usize]) {
+                *counts.entry(fi).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
 }
 
 /// Why a recursive call tree's stack is unknowable.
@@ -325,6 +349,8 @@ struct Reach {
     fragments: u32,
     /// `EIATTR_VRC_CTA_INIT_COUNT` (0x80 with tcgen05 code), the maximum.
     vrc: u32,
+    /// `EIATTR_SPARSE_MMA_MASK` (with a `.alias`'s [`SPARSE_UNKNOWN`]), or-ed.
+    sparse: u16,
 }
 
 impl Reach {
@@ -336,9 +362,20 @@ impl Reach {
             flags: self.flags | o.flags,
             fragments: self.fragments | o.fragments,
             vrc: self.vrc.max(o.vrc),
+            sparse: self.sparse | o.sparse,
         }
     }
 }
+
+/// The `EIATTR_SPARSE_MMA_MASK` nvlink 13.0.88 gives a PTX `.alias` of a
+/// function: it appends a record of this value per alias to the function's
+/// `.nv.info.<fn>`, and in a link holding such a record every kernel's mask
+/// becomes the union of its call tree's (measured at sm_90/100/120 with one
+/// and two aliases, a kernel calling the alias, one calling the function,
+/// one calling neither; without an alias nvlink leaves kernels' masks as
+/// ptxas wrote them, as `mma.sp` in a device function shows; fixture
+/// `alias_function`). A function without the record (sm_75) gets none.
+const SPARSE_UNKNOWN: u16 = 0x8000;
 
 /// Bit of `EIATTR_TCGEN05_1CTA_USED` / `_2CTA_USED` in [`Reach::flags`].
 const TCGEN05_1CTA: u8 = 1 << 2;
@@ -1001,6 +1038,9 @@ pub(crate) fn build(
                     facts.vrc = rec.int_value();
                 } else if rec.attr == EiAttr::EIATTR_MAXREG_COUNT {
                     facts.maxreg = rec.int_value();
+                } else if rec.attr == EiAttr::EIATTR_SPARSE_MMA_MASK {
+                    let v = u16::try_from(rec.int_value().unwrap_or(0)).unwrap_or(u16::MAX);
+                    facts.sparse = Some(facts.sparse.unwrap_or(0) | v);
                 } else if rec.attr == EiAttr::EIATTR_EXTERNS {
                     let mut own: Vec<u32> = Vec::new();
                     for w in rec.words().unwrap_or_default() {
@@ -1034,6 +1074,10 @@ pub(crate) fn build(
     let mut fn_fragments: HashMap<u32, u32> = HashMap::default();
     let mut fn_vrc: HashMap<u32, u32> = HashMap::default();
     let mut fn_maxreg: HashMap<u32, u32> = HashMap::default();
+    let mut fn_sparse: HashMap<u32, u16> = HashMap::default();
+    // Whether some function with a SPARSE_MMA_MASK record has an alias.
+    let mut any_alias = false;
+    let fn_aliases = alias_counts(files, live);
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
@@ -1046,8 +1090,16 @@ pub(crate) fn build(
             fragments,
             vrc,
             maxreg,
+            sparse,
             externs,
         } = r.map_err(|e| *e)?;
+        if let Some(v) = sparse {
+            let aliases = fn_aliases.get(&fi).copied().unwrap_or(0);
+            if aliases > 0 {
+                any_alias = true;
+            }
+            fn_sparse.insert(fi, if aliases > 0 { v | SPARSE_UNKNOWN } else { v });
+        }
         if let Some(m) = maxreg {
             fn_maxreg.insert(fi, m);
         }
@@ -1125,6 +1177,9 @@ pub(crate) fn build(
     // maximum, but only in a link of two or more kernels: a lone kernel
     // keeps its own (measured, fixture `tcgen05_callee` and `tcgen05_lone`).
     let mut kernel_vrc: HashMap<u32, u32> = HashMap::default();
+    // A kernel's `EIATTR_SPARSE_MMA_MASK` in a link with aliases
+    // ([`SPARSE_UNKNOWN`]): its call tree's union.
+    let mut kernel_sparse: HashMap<u32, u16> = HashMap::default();
     // Live kernels, counted up to two: a link of one ("lone") and of several
     // follow different rules below.
     let kernels = live_funcs
@@ -1142,6 +1197,7 @@ pub(crate) fn build(
         flags: fn_flags.get(&fi).copied().unwrap_or(0),
         fragments: fn_fragments.get(&fi).copied().unwrap_or(0),
         vrc: fn_vrc.get(&fi).copied().unwrap_or(0),
+        sparse: fn_sparse.get(&fi).copied().unwrap_or(0),
     };
     let facts = call_tree_facts(live, &tree, &order, |fi| {
         let sym = syms.func_index[fi as usize];
@@ -1186,6 +1242,9 @@ pub(crate) fn build(
                 depth = u64::from(u32::MAX);
                 recursive_kernels.insert(fi);
             }
+        }
+        if any_alias {
+            kernel_sparse.insert(fi, t.reach.sparse);
         }
         if regcount.contains_key(&ksym) {
             raised_regs.insert(ksym, t.reach.regs);
@@ -1350,6 +1409,14 @@ pub(crate) fn build(
                 }
                 _ => {}
             }
+            if rec.attr == EiAttr::EIATTR_SPARSE_MMA_MASK {
+                if let Some(&v) = kernel_sparse.get(&fi) {
+                    OwnedRecord::hval(EiAttr::EIATTR_SPARSE_MMA_MASK, v)
+                        .encode(&mut bytes)
+                        .map_err(at)?;
+                    continue;
+                }
+            }
             if rec.attr == EiAttr::EIATTR_VRC_CTA_INIT_COUNT {
                 if let Some(&v) = kernel_vrc.get(&fi) {
                     let mut owned = rec.to_owned_record();
@@ -1410,6 +1477,14 @@ pub(crate) fn build(
             }
         }
         tail.extend(super::blackwell::bindless_bank_records(plan, func));
+        if fn_sparse.contains_key(&fi) {
+            for _ in 0..fn_aliases.get(&fi).copied().unwrap_or(0) {
+                tail.push(OwnedRecord::hval(
+                    EiAttr::EIATTR_SPARSE_MMA_MASK,
+                    SPARSE_UNKNOWN,
+                ));
+            }
+        }
         if !has_isa {
             super::blackwell::add_default_isa_version(arch, &mut tail);
         }

@@ -654,7 +654,10 @@ fn classify_file<'d>(
                 continue;
             }
             let Some(dplace) = dplace else {
-                // A dead function referenced from debug info: drop the entry.
+                // A dead function referenced from debug info, or from the
+                // code of an address-taken function no kernel reaches (nvlink
+                // walks no calls from there and leaves the call unpatched:
+                // `taken_callee_dropped`): drop the entry.
                 continue;
             };
             let is_section_sym = dsym.ty() == STT_SECTION;
@@ -662,7 +665,12 @@ fn classify_file<'d>(
             let sym_target = if is_section_sym {
                 SymTarget::Section(dplace.out)
             } else {
-                SymTarget::Input(def)
+                // An alias's references name the function, as nvlink writes them.
+                let index = df.alias_target(def.index).unwrap_or(def.index);
+                SymTarget::Input(SymRef {
+                    file: def.file,
+                    index,
+                })
             };
             let section_addend = if is_section_sym {
                 dplace.offset as i64

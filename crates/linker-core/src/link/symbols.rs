@@ -40,6 +40,10 @@ pub(crate) struct GlobalSym {
     /// For `.common` variables (while no real definition exists): the merged
     /// size (largest) and alignment (first declaration's).
     pub common: Option<Common>,
+    /// When the winning definition is a PTX `.alias`: the function it stands
+    /// for, which references to the name resolve to
+    /// ([`InputFile::alias_target`]).
+    pub alias_of: Option<SymRef>,
 }
 
 /// A merged `.common` variable.
@@ -110,12 +114,16 @@ impl SymbolDb<'_> {
     }
 
     /// The definition an input symbol refers to: itself for locals and
-    /// definitions that won, the winning definition for globals, `None` when
-    /// the name is undefined in the whole link.
+    /// definitions that won, the winning definition for globals (the
+    /// function, when that is a `.alias` of it), `None` when the name is
+    /// undefined in the whole link.
     pub(crate) fn resolve(&self, r: SymRef) -> Option<SymRef> {
         match self.global_of[r.file.0 as usize][r.index as usize] {
             None => Some(r),
-            Some(g) => self.global(g).1.def,
+            Some(g) => {
+                let g = self.global(g).1;
+                g.alias_of.or(g.def)
+            }
         }
     }
 }
@@ -261,6 +269,7 @@ pub(crate) fn resolve<'d>(
                 all_weak: true,
                 first_def: None,
                 common: None,
+                alias_of: None,
             });
             g.all_weak &= weak;
             map[i] = Some(gid);
@@ -552,6 +561,15 @@ pub(crate) fn resolve<'d>(
         }
     }
     diags.checkpoint()?;
+    for g in globals.values_mut() {
+        g.alias_of = g.def.and_then(|d| {
+            let index = files[d.file.0 as usize].alias_target(d.index)?;
+            Some(SymRef {
+                file: d.file,
+                index,
+            })
+        });
+    }
     Ok(SymbolDb {
         globals,
         global_of,
