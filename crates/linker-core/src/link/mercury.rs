@@ -803,7 +803,8 @@ impl<'d> Mercury<'d> {
                         let def = match def {
                             Some(d) if !sym.is_undefined() => d,
                             _ => {
-                                self.kept.push(keep_r(MTarget::Input(here), addend));
+                                let to = db.alias_of(here).unwrap_or(here);
+                                self.kept.push(keep_r(MTarget::Input(to), addend));
                                 continue;
                             }
                         };

@@ -1477,7 +1477,8 @@ pub(crate) fn build(
             }
         }
         tail.extend(super::blackwell::bindless_bank_records(plan, func));
-        if fn_sparse.contains_key(&fi) {
+        // (Not in `-r`: the final link adds them.)
+        if fn_sparse.contains_key(&fi) && !plan.relocatable {
             for _ in 0..fn_aliases.get(&fi).copied().unwrap_or(0) {
                 tail.push(OwnedRecord::hval(
                     EiAttr::EIATTR_SPARSE_MMA_MASK,

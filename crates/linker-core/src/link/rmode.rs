@@ -126,7 +126,8 @@ pub(crate) fn classify(
                     continue;
                 }
                 if r.sym == 0 || sym.is_undefined() {
-                    keep(plan, SymTarget::Input(here), r.addend);
+                    let to = db.alias_of(here).unwrap_or(here);
+                    keep(plan, SymTarget::Input(to), r.addend);
                     continue;
                 }
                 let debug_target = target.flags & SHF_ALLOC == 0;

@@ -107,6 +107,16 @@ impl SymbolDb<'_> {
         (self.global(g).1.first_mention == r).then_some(g)
     }
 
+    /// The function a reference `r` stands for when its name's definition is
+    /// a PTX `.alias` ([`GlobalSym::alias_of`]): `-r` keeps such references
+    /// against the function, as nvlink -r writes them.
+    pub(crate) fn alias_of(&self, r: SymRef) -> Option<SymRef> {
+        let g = self.global_of[r.file.0 as usize]
+            .get(r.index as usize)?
+            .as_ref()?;
+        self.global(*g).1.alias_of
+    }
+
     /// Whether definition `r` is weak and lost, when its input was read, to
     /// a weak definition holding the name then.
     pub(crate) fn lost_to_weak(&self, r: SymRef) -> bool {
