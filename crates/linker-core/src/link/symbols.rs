@@ -90,7 +90,7 @@ impl SymbolDb<'_> {
     }
 
     /// The global whose first mention is `r`, when `r` (a symbol of `f`) is
-    /// a weak definition (not a `.common`). nvlink's symbol table lists such
+    /// a weak definition (not of a `.common` variable). nvlink's symbol table lists such
     /// a global among the locals of `r`'s input, in that input's symbol
     /// order (the other globals follow every local, by first mention):
     /// measured with nvlink -r at sm_90/100 and in the line-table order of
@@ -104,7 +104,10 @@ impl SymbolDb<'_> {
             .get(r.index as usize)
             .copied()
             .flatten()?;
-        (self.global(g).1.first_mention == r).then_some(g)
+        // (A weak bss definition that merged into a `.common` stays with the
+        // commons, which `-r` orders among themselves.)
+        let gs = self.global(g).1;
+        (gs.first_mention == r && gs.common.is_none()).then_some(g)
     }
 
     /// The function a reference `r` stands for when its name's definition is
