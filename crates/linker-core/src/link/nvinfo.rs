@@ -115,8 +115,36 @@ fn keeps_prototype(
     };
     let address_taken = live
         .func_of_symbol(files, db, r)
-        .is_some_and(|fi| live.funcs[fi as usize].address_taken);
+        .filter(|&fi| live.funcs[fi as usize].address_taken)
+        .is_some_and(|fi| {
+            // A function with `.alias` names: taken is per name (nvlink keeps
+            // `f`'s prototype when only its aliases are taken; `alias_taken`).
+            let func = &live.funcs[fi as usize];
+            let home = &files[func.key.file.0 as usize];
+            let aliased = (1..home.cubin.symbols.len() as u32)
+                .any(|i| home.alias_target(i) == Some(func.sym));
+            !aliased || name_taken(files, s.name)
+        });
     !address_taken && (plan.keeps_everything() || called.contains(s.name))
+}
+
+/// Whether an input's call graph lists `name` as address-taken.
+fn name_taken(files: &[InputFile<'_>], name: &str) -> bool {
+    files.iter().any(|f| {
+        f.cubin
+            .sections
+            .iter()
+            .filter(|s| s.sh_type == SHT_CUDA_CALLGRAPH)
+            .filter_map(|s| crate::cubin::callgraph::CallGraph::parse(s.data).ok())
+            .any(|g| {
+                g.address_taken.iter().any(|&(sym, _)| {
+                    f.cubin
+                        .symbols
+                        .get(sym as usize)
+                        .is_some_and(|y| y.name == name)
+                })
+            })
+    })
 }
 
 /// Names of functions (defined or not) that a live function calls directly,
