@@ -78,6 +78,9 @@ pub(crate) struct Live {
     /// remove, kept by a `-g -suppress-debug-info` link, which gives it no
     /// `EIATTR_MIN_STACK_SIZE` (nvlink 13.0.88, measured).
     pub host_unused: Vec<bool>,
+    /// Per function with PTX `.alias` symbols of it
+    /// ([`InputFile::alias_target`]): how many (most links: empty).
+    pub aliases: HashMap<u32, u32>,
 }
 
 impl Live {
@@ -449,6 +452,7 @@ pub(crate) fn mark(
         section_kept: Vec::new(),
         taken_undefined: Vec::new(),
         host_unused: Vec::new(),
+        aliases: HashMap::default(),
     };
     // Edges and address-taken roots from every relocation: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
@@ -746,8 +750,30 @@ pub(crate) fn mark(
             .collect();
         live.funcs[fi].indirect_callees = targets;
     }
+    live.aliases = alias_counts(files, &live);
     live.keep_sections(files);
     live
+}
+
+/// Per function: how many `.alias` symbols its input gives it.
+fn alias_counts(files: &[InputFile<'_>], live: &Live) -> HashMap<u32, u32> {
+    let mut counts: HashMap<u32, u32> = HashMap::default();
+    for f in files {
+        for i in 1..f.cubin.symbols.len() as u32 {
+            if f.alias_target(i).is_none() {
+                continue;
+            }
+            let text = f.cubin.symbols[i as usize].section().unwrap_or(0);
+            let fi = live.func_of_text[f.id.0 as usize]
+                .get(text as usize)
+                .copied()
+                .flatten();
+            if let Some(fi) = fi {
+                *counts.entry(fi).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
 }
 
 /// The prototype signature string (`#ii`) at `.strtab` offset `off` of `f`.

@@ -118,12 +118,9 @@ fn keeps_prototype(
         .filter(|&fi| live.funcs[fi as usize].address_taken)
         .is_some_and(|fi| {
             // A function with `.alias` names: taken is per name (nvlink keeps
-            // `f`'s prototype when only its aliases are taken; `alias_taken`).
-            let func = &live.funcs[fi as usize];
-            let home = &files[func.key.file.0 as usize];
-            let aliased = (1..home.cubin.symbols.len() as u32)
-                .any(|i| home.alias_target(i) == Some(func.sym));
-            !aliased || name_taken(files, s.name)
+            // `f`'s prototype when only its aliases are taken; fixture
+            // `alias_function`).
+            !live.aliases.contains_key(&fi) || name_taken(files, s.name)
         });
     !address_taken && (plan.keeps_everything() || called.contains(s.name))
 }
@@ -318,28 +315,6 @@ struct FnFacts {
     /// `EIATTR_EXTERNS`: the output symbols it keeps, and those of them
     /// that are defined.
     externs: Option<(Vec<u32>, Vec<u32>)>,
-}
-
-/// Per live function with PTX `.alias` symbols of it
-/// ([`InputFile::alias_target`]): how many.
-fn alias_counts(files: &[InputFile<'_>], live: &Live) -> HashMap<u32, u32> {
-    let mut counts: HashMap<u32, u32> = HashMap::default();
-    for f in files {
-        for i in 1..f.cubin.symbols.len() as u32 {
-            if f.alias_target(i).is_none() {
-                continue;
-            }
-            let text = f.cubin.symbols[i as usize].section().unwrap_or(0);
-            let fi = live.func_of_text[f.id.0 as usize]
-                .get(text as usize)
-                .copied()
-                .flatten();
-            if let Some(fi) = fi.filter(|&fi| live.live[fi as usize]) {
-                *counts.entry(fi).or_insert(0) += 1;
-            }
-        }
-    }
-    counts
 }
 
 /// Why a recursive call tree's stack is unknowable.
@@ -1105,7 +1080,7 @@ pub(crate) fn build(
     let mut fn_sparse: HashMap<u32, u16> = HashMap::default();
     // Whether some function with a SPARSE_MMA_MASK record has an alias.
     let mut any_alias = false;
-    let fn_aliases = alias_counts(files, live);
+    let fn_aliases = &live.aliases;
     let mut own_externs: HashMap<u32, Vec<u32>> = HashMap::default();
     // Output symbols kept in EXTERNS lists although defined (see `defined_kernel`).
     let mut defined_externs: HashSet<u32> = HashSet::default();
