@@ -539,7 +539,12 @@ fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
 ///   every relocation of its FDE goes (range kept, no address);
 /// * a definition that held the name and was replaced by a later input's:
 ///   its `RELA` relocations go when its code has relocations of its own
-///   (calls, variable, constant or shared-memory references), its `REL` ones
+///   (calls, variable, constant or shared-memory references) — or the code
+///   of another copy of the name that held it and was replaced has (a weak
+///   copy replaced by a later weak one with fewer registers, then by a
+///   strong one: both lose them when either calls or references; the
+///   final winner's code and copies that lost when read do not count;
+///   difftest seed 500022, fixture `frame_weak_chain`) — its `REL` ones
 ///   (the address words at sm_75-89) stay; what stays is resolved against the
 ///   winner (the address kept when the winner is live, the range cleared when
 ///   it is dead).
@@ -554,7 +559,15 @@ pub(crate) fn frame_reloc_dropped(
     if !lost_definition(db, f, idx) {
         return false;
     }
-    super::live::lost_to_earlier(db, f, idx) || (rela && code_has_relocations(f, idx))
+    let chain_relocs = || {
+        db.global_of[f.id.0 as usize]
+            .get(idx as usize)
+            .copied()
+            .flatten()
+            .is_some_and(|g| db.replaced_with_relocs.contains(&g))
+    };
+    super::live::lost_to_earlier(db, f, idx)
+        || (rela && (code_has_relocations(f, idx) || chain_relocs()))
 }
 
 /// Whether a line-table relocation against symbol `idx` of `f` stays while
@@ -598,7 +611,7 @@ pub(crate) fn is_line_table(name: &str) -> bool {
 
 /// Whether the section defining symbol `idx` of `f` (a function's text) is
 /// the target of at least one relocation.
-fn code_has_relocations(f: &InputFile<'_>, idx: u32) -> bool {
+pub(crate) fn code_has_relocations(f: &InputFile<'_>, idx: u32) -> bool {
     let Some(text) = f.cubin.symbols.get(idx as usize).and_then(|s| s.section()) else {
         return false;
     };

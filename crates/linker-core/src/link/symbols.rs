@@ -77,6 +77,10 @@ pub(crate) struct SymbolDb<'d> {
     /// The weak definitions that lost when read to a weak definition holding
     /// the name then.
     pub lost_to_weak: crate::fxhash::HashSet<SymRef>,
+    /// Names one of whose [`SymbolDb::replaced`] definitions has code with
+    /// relocations of its own: the `RELA` frame and line entries of every
+    /// replaced copy of such a name go (`nvinfo::frame_reloc_dropped`).
+    pub replaced_with_relocs: crate::fxhash::HashSet<GlobalId>,
 }
 
 impl SymbolDb<'_> {
@@ -583,10 +587,16 @@ pub(crate) fn resolve<'d>(
             })
         });
     }
+    let replaced_with_relocs = replaced
+        .iter()
+        .filter(|r| super::nvinfo::code_has_relocations(&files[r.file.0 as usize], r.index))
+        .filter_map(|r| global_of[r.file.0 as usize][r.index as usize])
+        .collect();
     Ok(SymbolDb {
         globals,
         global_of,
         replaced,
         lost_to_weak,
+        replaced_with_relocs,
     })
 }
