@@ -1701,17 +1701,18 @@ impl<'d> Mercury<'d> {
             // `EIATTR_SPARSE_MMA_MASK`: the main section's value (a kernel's
             // changes in links with `.alias` symbols) and its further records
             // (one per alias: `nvinfo::SPARSE_UNKNOWN`).
-            let sparse: Vec<&eiattr::Record<'_, EiAttr>> = main_recs
-                .iter()
-                .filter(|r| r.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
-                .collect();
+            let sparse = || {
+                main_recs
+                    .iter()
+                    .filter(|r| r.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
+            };
             for rec in eiattr::parse(s.data).map_err(|e| e.in_file(f.name).in_section(s.name))? {
                 if from_main(&rec.attr) || (main_crs && rec.attr == EiAttr::EIATTR_CRS_STACK_SIZE) {
                     continue;
                 }
-                if let Some(first) = sparse
-                    .first()
-                    .filter(|_| rec.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
+                if let Some(first) = (rec.attr == EiAttr::EIATTR_SPARSE_MMA_MASK)
+                    .then(|| sparse().next())
+                    .flatten()
                 {
                     out.push(first.to_owned_record());
                     continue;
@@ -1731,7 +1732,7 @@ impl<'d> Mercury<'d> {
                     }
                 }
             }
-            out.extend(sparse.iter().skip(1).map(|r| r.to_owned_record()));
+            out.extend(sparse().skip(1).map(|r| r.to_owned_record()));
             super::blackwell::add_default_isa_version(plan.arch, &mut out);
             let mut bytes = Vec::new();
             eiattr::encode_owned(&out, &mut bytes)?;
