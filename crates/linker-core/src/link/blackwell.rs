@@ -428,8 +428,7 @@ pub(crate) fn rebuild_debug_frame(
                         file: p.file,
                         index: s,
                     };
-                    db.resolve(here) == Some(here)
-                        && described.get(&here).is_some_and(|&by| by != p.file)
+                    db.is_winner(here) && described.get(&here).is_some_and(|&by| by != p.file)
                 });
             if winner_described_before {
                 let fde = fdes[0];

@@ -420,7 +420,7 @@ pub(crate) fn mark(
                 file: f.id,
                 index: sym_idx,
             };
-            if db.resolve(r) != Some(r) {
+            if !db.is_winner(r) {
                 continue; // a weak definition beaten elsewhere
             }
             let sym = &f.cubin.symbols[sym_idx as usize];

@@ -1312,7 +1312,7 @@ impl<'d> Mercury<'d> {
                     file: f.id,
                     index: i,
                 };
-                let winner = db.resolve(r) == Some(r);
+                let winner = db.is_winner(r);
                 match cand[j] {
                     Some((_, _, true)) => {}
                     Some(_) if !winner => {}

@@ -522,7 +522,7 @@ fn lost_definition(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) -> bool {
         file: f.id,
         index: idx,
     };
-    !sym.is_undefined() && sym.ty() != STT_SECTION && db.resolve(r) != Some(r)
+    !sym.is_undefined() && sym.ty() != STT_SECTION && !db.is_winner(r)
 }
 
 /// Whether a `.debug_frame` / `.nv.merc.debug_frame` relocation against

@@ -589,7 +589,7 @@ fn classify_file<'d>(
                 }
             } else if debug_target
                 && !sym.is_undefined()
-                && db.resolve(here) != Some(here)
+                && !db.is_winner(here)
                 && (is_clear(r.rtype) || super::live::lost_to_earlier(db, f, r.sym))
             {
                 continue;

@@ -131,7 +131,7 @@ pub(crate) fn classify(
                     continue;
                 }
                 let debug_target = target.flags & SHF_ALLOC == 0;
-                if debug_target && db.resolve(here) != Some(here) {
+                if debug_target && !db.is_winner(here) {
                     // A losing definition's entries. Frames follow the final
                     // link's rule (`nvinfo::frame_reloc_dropped`) now: the
                     // final link sees one definition only, so what stays is

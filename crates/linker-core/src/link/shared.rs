@@ -366,7 +366,7 @@ pub(crate) fn layout(
                 && s.other & STO_CUDA_SHARED != 0
                 && s.section()
                     .is_some_and(|sec| out.module_sections.contains(&(f.id.0, sec)))
-                && db.resolve(r) == Some(r)
+                && db.is_winner(r)
             {
                 module_vars.push((r, s.value.max(1), s.size));
             }

@@ -130,6 +130,17 @@ impl SymbolDb<'_> {
         self.lost_to_weak.contains(&r)
     }
 
+    /// Whether input symbol `r` is the definition its name resolves to:
+    /// true for locals and for the winning definition of a global name
+    /// (a winning `.alias` too, which [`Self::resolve`] maps to its
+    /// function), false for losing definitions and undefined references.
+    pub(crate) fn is_winner(&self, r: SymRef) -> bool {
+        match self.global_of[r.file.0 as usize][r.index as usize] {
+            None => true,
+            Some(g) => self.global(g).1.def == Some(r),
+        }
+    }
+
     /// The definition an input symbol refers to: itself for locals and
     /// definitions that won, the winning definition for globals (the
     /// function, when that is a `.alias` of it), `None` when the name is
