@@ -982,14 +982,18 @@ impl<'d> Mercury<'d> {
                             operands.push(op);
                         }
                     }
-                    // Resolved by the linker; but debug information keeps its
-                    // driver relocations against constant variables, as the
-                    // SASS twin does (measured at sm_100/120: `.nv.merc.debug_info`'s
-                    // `R_MERCURY_G64` against a `__constant__` array).
-                    let driver_debug = debug_target
+                    // Resolved by the linker in code; but data and debug
+                    // information keep their driver relocations against
+                    // constant variables, as the SASS twins do (measured at
+                    // sm_100/120: `R_MERCURY_G64` against a `__constant__`
+                    // array in `.nv.merc.debug_info`, and in
+                    // `.nv.merc.nv.global.init` / `.nv.merc.nv.constant.user`
+                    // for a pointer initialized with its address, fixture
+                    // `cu_const_pointer`).
+                    let driver_data = !is_capsule
                         && rm::describe_mercury(rtype)
                             .is_some_and(|d| d.class == crate::reloc::table::ResolverClass::Driver);
-                    if dsec.sh_type == SHT_CUDA_SHARED || (in_const && !driver_debug) {
+                    if dsec.sh_type == SHT_CUDA_SHARED || (in_const && !driver_data) {
                         continue;
                     }
                     let msec = self.twin_section(def, dsym, msym, dsec_idx);
