@@ -427,6 +427,18 @@ fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
         None if s.flags & SHF_INFO_LINK != 0 && s.info != 0 && s.sh_type != SHT_NOTE => {
             format!("section {}", c.section_name(s.info))
         }
+        // A section naming a function's text without `SHF_INFO_LINK`: nvlink
+        // keeps a `.nv.constant0.<fn>` of a CUDA 11.8-12.0 object so (its
+        // flags as read, `sh_info` the text's output index).
+        None if s.info != 0
+            && s.sh_type != SHT_NOTE
+            && c.c
+                .sections
+                .get(s.info as usize)
+                .is_some_and(|t| t.flags & SHF_EXECINSTR != 0) =>
+        {
+            format!("section {}", c.section_name(s.info))
+        }
         // `.note.nv.cuinfo`'s sh_info is the index of `.nv.compat` (measured:
         // it moves with it, and is 0 on sm_75 where there is none).
         None if s.sh_type == SHT_NOTE && s.flags & SHF_INFO_LINK != 0 && s.info != 0 => {

@@ -142,6 +142,12 @@ pub struct Section<'data> {
     pub data: &'data [u8],
 }
 
+/// Bits of a text section's `sh_flags` that hold its barrier count in objects
+/// from CUDA 12.8 and earlier ([`Section::flag_barriers`]).
+pub const TEXT_BARRIERS_MASK: u64 = 0x7f << TEXT_BARRIERS_SHIFT;
+/// Shift of [`TEXT_BARRIERS_MASK`].
+pub const TEXT_BARRIERS_SHIFT: u32 = 20;
+
 impl Section<'_> {
     /// Whether the section occupies no file space (`SHT_NOBITS`, or the CUDA
     /// types that are NOBITS-like in relocatable objects: `.nv.global`, `.nv.shared.*`).
@@ -151,6 +157,29 @@ impl Section<'_> {
     /// Whether this is a `SHT_REL` or `SHT_RELA` section.
     pub fn is_reloc(&self) -> bool {
         self.sh_type == SHT_REL || self.sh_type == SHT_RELA
+    }
+    /// The number of named barriers ptxas before CUDA 13 (measured: 11.8
+    /// through 12.8) keeps in bits 20-26 of a text section's `sh_flags`
+    /// ([`TEXT_BARRIERS_MASK`]); CUDA 13 writes `EIATTR_NUM_BARRIERS` instead,
+    /// which nvlink 13 turns the flag bits into. 0 for other sections.
+    pub fn flag_barriers(&self) -> u8 {
+        if self.flags & SHF_EXECINSTR == 0 {
+            return 0;
+        }
+        ((self.flags & TEXT_BARRIERS_MASK) >> TEXT_BARRIERS_SHIFT) as u8
+    }
+    /// The section this one belongs to through `sh_info`: any section with
+    /// `SHF_INFO_LINK`, and the per-function CUDA sections (`.nv.info.<fn>`,
+    /// `.nv.constant0.<fn>`, `.nv.constant2.<fn>`, `.nv.shared.<fn>`) whose
+    /// `sh_info` is not 0 — ptxas before CUDA 12.4 (measured: 11.8 and 12.0;
+    /// 12.4 sets the flag) ties them to their text without the flag, and
+    /// nvlink reads them as tied all the same.
+    pub fn info_section(&self) -> Option<u32> {
+        let per_function = matches!(
+            self.sh_type,
+            SHT_CUDA_INFO | SHT_CUDA_CONSTANT0 | SHT_CUDA_CONSTANT2 | SHT_CUDA_SHARED
+        );
+        (self.info != 0 && (self.flags & SHF_INFO_LINK != 0 || per_function)).then_some(self.info)
     }
 }
 

@@ -210,9 +210,13 @@ pub(crate) fn synthesized_cuinfo(
     desc.extend_from_slice(&0x82u32.to_le_bytes());
     let mut o =
         super::sections::OutSection::new(".note.nv.cuinfo", crate::elf::SHT_NOTE, Role::CuInfo);
-    o.flags = 0x0100_0040;
+    // `SHF_INFO_LINK` and `sh_info` come with the `.nv.compat` section
+    // (`nvinfo::create_sections`): sm_75-89 images of ABI 7 objects have
+    // none, and there the note has neither (measured with CUDA 11.8-12.8
+    // objects at sm_80).
+    o.flags = 0x0100_0000;
     o.align = 4;
-    o.info = super::sections::InfoTo::Raw(8);
+    o.info = super::sections::InfoTo::Raw(0);
     o.section_symbol = true;
     o.size = desc.len() as u64;
     o.body = Body::Bytes(desc);

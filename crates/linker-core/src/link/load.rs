@@ -996,6 +996,16 @@ impl Selection<'_, '_> {
     }
 }
 
+/// `e_version` of an ELF ABI 7 object from CUDA 12.0 (ABI 7 objects carry
+/// the toolkit version there, `118` for CUDA 11.8; ABI 8 objects have 1).
+const CUDA_12_0: u32 = 120;
+
+/// Whether `cubin` is an ELF ABI 7 object from a toolkit before `version`
+/// (in `e_version`'s encoding, [`CUDA_12_0`]).
+fn toolkit_before(cubin: &Cubin<'_>, version: u32) -> bool {
+    cubin.header.abi_version() < 8 && cubin.header.e_version < version
+}
+
 fn parse_one<'d>(
     id: FileId,
     name: &'d str,
@@ -1022,6 +1032,17 @@ fn parse_one<'d>(
         return Err(Error::new(
             ErrorKind::Arch,
             format!("input is for {in_arch}, which does not match the target {arch}"),
+        )
+        .in_file(name));
+    }
+    if in_arch.sm == 90 && toolkit_before(&cubin, CUDA_12_0) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "sm_90 code from CUDA {}.{} must be recompiled with toolkit >= CUDA 12.0 (as nvlink requires)",
+                cubin.header.e_version / 10,
+                cubin.header.e_version % 10
+            ),
         )
         .in_file(name));
     }
@@ -1059,11 +1080,11 @@ fn parse_one<'d>(
         if owner[s.index as usize].is_some() || s.is_reloc() {
             continue;
         }
-        let links_fn = s.flags & crate::elf::SHF_INFO_LINK != 0
-            && (s.info as usize) < n
-            && func_sym[s.info as usize] != 0;
-        if links_fn {
-            owner[s.index as usize] = Some(s.info);
+        if let Some(t) = s
+            .info_section()
+            .filter(|&t| (t as usize) < n && func_sym[t as usize] != 0)
+        {
+            owner[s.index as usize] = Some(t);
         }
     }
     // Relocation sections follow their target.

@@ -298,8 +298,12 @@ fn reached(root: u32, tree: &[Vec<u32>]) -> Vec<u32> {
 struct FnFacts {
     /// The live function.
     fi: u32,
-    /// `EIATTR_NUM_BARRIERS`.
+    /// `EIATTR_NUM_BARRIERS`, else the count in its text's `sh_flags`
+    /// (objects from CUDA 12.8 and earlier, [`crate::cubin::Section::flag_barriers`]).
     barriers: Option<u8>,
+    /// Whether `barriers` came from the text's `sh_flags` (the output gets
+    /// a record for it, as nvlink writes one).
+    flag_barriers: bool,
     /// `EIATTR_NUM_MBARRIERS`.
     mbarriers: Option<u16>,
     /// Its [`TREE_FLAGS`].
@@ -631,8 +635,8 @@ fn fn_info_index(files: &[InputFile<'_>]) -> Vec<Vec<u32>> {
         .map(|f| {
             let mut v = vec![0u32; f.cubin.sections.len()];
             for s in f.cubin.sections.iter().rev() {
-                if s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK != 0 {
-                    if let Some(slot) = v.get_mut(s.info as usize) {
+                if let Some(t) = s.info_section().filter(|_| s.sh_type == SHT_CUDA_INFO) {
+                    if let Some(slot) = v.get_mut(t as usize) {
                         *slot = s.index;
                     }
                 }
@@ -753,7 +757,8 @@ pub(crate) fn create_sections<'d>(
                 .expect("live function text is placed")
                 .out;
             let mut o = OutSection::new(s.name, SHT_CUDA_INFO, Role::NvInfoFn);
-            o.flags = s.flags;
+            // CUDA 11.8-12.0 objects lack the flag (`Section::info_section`).
+            o.flags = s.flags | crate::elf::SHF_INFO_LINK;
             o.align = 4;
             o.link = LinkTo::SymTab;
             o.info = InfoTo::Section(text_out);
@@ -806,7 +811,9 @@ pub(crate) fn create_sections<'d>(
         m.prototype = Some(plan.add(o));
     }
     if let (Some(cu), Some(compat)) = (m.cuinfo, m.compat) {
-        plan.sec_mut(cu).info = InfoTo::Section(compat);
+        let cu = plan.sec_mut(cu);
+        cu.info = InfoTo::Section(compat);
+        cu.flags |= crate::elf::SHF_INFO_LINK;
     }
     // Not in `-r` output (nvlink writes it only into final images), nor in
     // Blackwell images.
@@ -1075,6 +1082,17 @@ pub(crate) fn build(
                 }
             }
         }
+        if facts.barriers.is_none() {
+            let n = f
+                .cubin
+                .sections
+                .get(func.key.text as usize)
+                .map_or(0, |t| t.flag_barriers());
+            if n > 0 {
+                facts.barriers = Some(n);
+                facts.flag_barriers = true;
+            }
+        }
         facts.externs = externs.map(|own| (own, defined));
         Ok(facts)
     };
@@ -1085,6 +1103,9 @@ pub(crate) fn build(
         .map(|x| facts_of(x).map_err(Box::new))
         .collect();
     let mut fn_barriers: HashMap<u32, u8> = HashMap::default();
+    // Functions whose barrier count was in their text's flags: the count
+    // their record gets unless the call tree raises it.
+    let mut record_barriers: HashMap<u32, u8> = HashMap::default();
     let mut fn_mbarriers: HashMap<u32, u16> = HashMap::default();
     let mut fn_flags: HashMap<u32, u8> = HashMap::default();
     let mut fn_fragments: HashMap<u32, u32> = HashMap::default();
@@ -1101,6 +1122,7 @@ pub(crate) fn build(
         let FnFacts {
             fi,
             barriers,
+            flag_barriers,
             mbarriers,
             flags,
             fragments,
@@ -1130,6 +1152,9 @@ pub(crate) fn build(
         }
         if let Some(v) = barriers {
             fn_barriers.insert(fi, v);
+            if flag_barriers {
+                record_barriers.insert(fi, v);
+            }
         }
         if let Some(v) = mbarriers {
             fn_mbarriers.insert(fi, v);
@@ -1227,10 +1252,16 @@ pub(crate) fn build(
     // taken): measured, fixtures `shared_unreached_lone`, `ctaidz_lone` (with
     // two kernels neither does: `ctaidz_callee`). Its registers and VRC count
     // do not (only `barriers`, `flags`, `fragments` of this are read).
+    // Barrier counts an older object keeps in its text's flags do not count
+    // here (measured with CUDA 12.6 objects of `shared_unreached_lone`).
     let lone = if kernels == 1 {
-        live_funcs
-            .iter()
-            .fold(Reach::default(), |acc, &fi| acc.join(own_reach(fi)))
+        live_funcs.iter().fold(Reach::default(), |acc, &fi| {
+            let mut own = own_reach(fi);
+            if record_barriers.contains_key(&fi) {
+                own.barriers = 0;
+            }
+            acc.join(own)
+        })
     } else {
         Reach::default()
     };
@@ -1471,7 +1502,10 @@ pub(crate) fn build(
         }
         let mut tail: Vec<OwnedRecord> = Vec::new();
         if !has_bar {
-            if let Some(&v) = kernel_barriers.get(&fi) {
+            if let Some(&v) = kernel_barriers
+                .get(&fi)
+                .or_else(|| record_barriers.get(&fi))
+            {
                 tail.push(OwnedRecord::bval(EiAttr::EIATTR_NUM_BARRIERS, v));
             }
         }
@@ -1679,7 +1713,11 @@ pub(crate) fn build(
             keeps_prototype(files, db, live, plan, called, f, sym)
         };
         let mut entries: Vec<PrototypeEntry> = Vec::new();
-        let mut seen_proto: HashSet<PrototypeEntry> = HashSet::default();
+        // One entry per function, at its first place: a later input's
+        // signature replaces an earlier one (nvlink keeps the last; seen
+        // with `vprintf`, whose signature CUDA 12.6 and 13.0 objects write
+        // differently).
+        let mut proto_at: HashMap<u32, usize> = HashMap::default();
         for f in files {
             for s in f
                 .cubin
@@ -1698,8 +1736,12 @@ pub(crate) fn build(
                             symbol: sym,
                             signature: syms.signature(f.id, e.signature).unwrap_or(e.signature),
                         };
-                        if seen_proto.insert(ne) {
-                            entries.push(ne);
+                        match proto_at.get(&sym) {
+                            Some(&i) => entries[i] = ne,
+                            None => {
+                                proto_at.insert(sym, entries.len());
+                                entries.push(ne);
+                            }
                         }
                     }
                 }

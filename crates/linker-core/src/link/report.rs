@@ -22,7 +22,7 @@ fn regcounts(files: &[InputFile<'_>], live: &Live) -> Vec<Option<u32>> {
             .cubin
             .sections
             .iter()
-            .filter(|s| s.sh_type == SHT_CUDA_INFO && s.flags & SHF_INFO_LINK == 0)
+            .filter(|s| s.sh_type == SHT_CUDA_INFO && s.info_section().is_none())
         {
             let Ok(records) = eiattr::parse(s.data) else {
                 continue;

@@ -797,6 +797,26 @@ fn relocatable_loser_kernel(
     db.resolve(here).filter(|w| *w != here)
 }
 
+/// Output `sh_flags` of a function's own input section: its flags (a text's
+/// without the barrier bits of CUDA 12 objects), with `SHF_INFO_LINK` added
+/// to a `.nv.shared.<fn>` tied to its text without it (CUDA 11.8-12.0
+/// objects, [`Section::info_section`]); nvlink adds it there and keeps the
+/// flags of a `.nv.constant0.<fn>` or `.nv.constant2.<fn>` it copies
+/// (measured at sm_80).
+fn per_function_flags(s: &Section<'_>) -> u64 {
+    if s.flags & SHF_EXECINSTR != 0 {
+        // The barrier count of an older object's text becomes an
+        // `EIATTR_NUM_BARRIERS` record (`nvinfo`), as nvlink writes it.
+        return s.flags & !crate::cubin::TEXT_BARRIERS_MASK;
+    }
+    let adds_link = s.sh_type == SHT_CUDA_SHARED && s.info_section().is_some();
+    if adds_link {
+        s.flags | SHF_INFO_LINK
+    } else {
+        s.flags
+    }
+}
+
 /// `-r`: an input section of a losing weak copy kept in the output, as a
 /// section of its own attached (`sh_info`) to the winner's text `t`.
 fn add_loser_section(
@@ -935,7 +955,10 @@ fn place_bank2(
             output_type(like.sh_type),
             role_of(like, true),
         );
-        o.flags = like.flags;
+        // A bank the link creates has `SHF_INFO_LINK` (nvlink's, with CUDA
+        // 11.8 objects whose tables lack it); a table copied as it is keeps
+        // its input's flags.
+        o.flags = like.flags | SHF_INFO_LINK;
         o.align = 1;
         o.entsize = like.entsize;
         o.func = Some(fi);
@@ -1599,7 +1622,7 @@ pub(crate) fn plan(
                     continue;
                 }
                 let mut o = OutSection::new(s.name, out_type, role);
-                o.flags = s.flags;
+                o.flags = per_function_flags(s);
                 o.align = s.addralign.max(1);
                 o.entsize = s.entsize;
                 o.func = shares.map(|(l, _)| l).or(func);
@@ -1685,7 +1708,7 @@ pub(crate) fn plan(
                     Some(&id) => id,
                     None => {
                         let mut o = OutSection::new(s.name, out_type, role);
-                        o.flags = s.flags;
+                        o.flags = per_function_flags(s);
                         o.entsize = s.entsize;
                         o.body = if nobits {
                             Body::NoBits
@@ -1781,9 +1804,12 @@ pub(crate) fn plan(
         let Some(wtext) = wsym.section() else {
             continue;
         };
-        let Some(wbank) = wf.cubin.sections.iter().find(|b| {
-            b.sh_type == SHT_CUDA_CONSTANT0 && b.info == wtext && b.flags & SHF_INFO_LINK != 0
-        }) else {
+        let Some(wbank) = wf
+            .cubin
+            .sections
+            .iter()
+            .find(|b| b.sh_type == SHT_CUDA_CONSTANT0 && b.info_section() == Some(wtext))
+        else {
             continue;
         };
         let Some(p) = plan.placement[winner.file.0 as usize][wbank.index as usize] else {

@@ -225,11 +225,7 @@ fn param_bank_size(f: &InputFile<'_>, sym: &Symbol<'_>) -> Option<u64> {
     f.cubin
         .sections
         .iter()
-        .find(|b| {
-            b.sh_type == crate::elf::SHT_CUDA_CONSTANT0
-                && b.info == text
-                && b.flags & crate::elf::SHF_INFO_LINK != 0
-        })
+        .find(|b| b.sh_type == crate::elf::SHT_CUDA_CONSTANT0 && b.info_section() == Some(text))
         .map(|b| b.size)
 }
 

@@ -53,7 +53,7 @@ use super::relocate::{is_texture_kind, KeptReloc, SymTarget, STT_CUDA_SAMPLER, S
 use super::sections::{Plan, Role};
 use super::symbols::SymRef;
 use super::{Diags, InputFile, OutSecId};
-use crate::elf::{SHF_INFO_LINK, SHT_CUDA_CONSTANT0};
+use crate::elf::SHT_CUDA_CONSTANT0;
 use crate::error::{Error, ErrorKind};
 use crate::fxhash::{HashMap, HashSet};
 use crate::reloc::table::RelocType;
@@ -318,11 +318,7 @@ pub(crate) fn assign(files: &[InputFile<'_>], live: &Live, plan: &mut Plan, diag
             .cubin
             .sections
             .iter()
-            .find(|s| {
-                s.sh_type == SHT_CUDA_CONSTANT0
-                    && s.info == func.key.text
-                    && s.flags & SHF_INFO_LINK != 0
-            })
+            .find(|s| s.sh_type == SHT_CUDA_CONSTANT0 && s.info_section() == Some(func.key.text))
             .and_then(|s| plan.placement[f.id.0 as usize][s.index as usize]);
         let Some(bank) = bank else {
             let name = f.cubin.symbols[func.sym as usize].name;

@@ -44,14 +44,17 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
     };
     let h = &best.cubin.header;
     if h.abi_version() < 8 {
-        // Only CUDA 12 (ELF ABI 7) inputs: nvlink 13 still writes its own
-        // format (measured at sm_90 with CUDA 12.9 objects).
+        // Only ELF ABI 7 inputs (CUDA 11.8-12.9): nvlink 13 still writes
+        // its own format (measured at sm_80 and sm_90).
         let nibble = if plan.arch.is_blackwell_or_later() {
             0x02
         } else {
             0x04
         };
-        return (0x41, 8, 0x0600_0000 | (sm << 8) | nibble);
+        // Bits 24-31 count the debug sections as for ABI 8 inputs (CUDA
+        // 12.6 `-G` objects at sm_80: 0x0e; ABI 7 objects leave them 0).
+        let top = debug_flag_byte(plan, NO_DEBUG_TOP_BYTE);
+        return (0x41, 8, (top << 24) | (sm << 8) | nibble);
     }
     let mut flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
