@@ -536,6 +536,33 @@ pub(crate) fn zero_dead_register_ranges(files: &[InputFile<'_>], plan: &mut Plan
     if !plan.arch.is_blackwell_or_later() {
         return;
     }
+    let has_blocks = |f: &InputFile<'_>| {
+        f.cubin
+            .sections
+            .iter()
+            .any(|s| s.name == ".nv_debug_info_reg_sass")
+    };
+    if !files.iter().any(has_blocks) {
+        return;
+    }
+    // nvlink finds a block's function by name: the first input (in link
+    // order) whose function of that name is in the output owns it, and the
+    // blocks of later inputs' functions of that name — local functions of
+    // one name, such as the `__assert_fail` every `-G` object using
+    // `assert` defines — are treated as dead code's (measured at sm_100/120
+    // with two and three such objects, fixture `cu_debug_assert_twins`).
+    let mut owner: HashMap<&str, FileId> = HashMap::default();
+    for f in files {
+        let fid = f.id.0 as usize;
+        for s in &f.cubin.symbols {
+            let live = s.ty() == STT_FUNC
+                && s.section()
+                    .is_some_and(|t| matches!(plan.placement[fid].get(t as usize), Some(Some(_))));
+            if live {
+                owner.entry(s.name).or_insert(f.id);
+            }
+        }
+    }
     for f in files {
         let fid = f.id.0 as usize;
         for sec in f
@@ -565,7 +592,8 @@ pub(crate) fn zero_dead_register_ranges(files: &[InputFile<'_>], plan: &mut Plan
                 .map(|s| s.name)
                 .collect();
             for (name, ranges) in blocks {
-                if !dead.contains(name) {
+                let taken = owner.get(name).is_some_and(|&o| o != f.id);
+                if !dead.contains(name) && !taken {
                     continue;
                 }
                 let list = plan.patches[fid].list(sec.index);
