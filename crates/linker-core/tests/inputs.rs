@@ -370,6 +370,29 @@ fn host_object_without_code_for_the_target_is_a_warning() {
 }
 
 #[test]
+fn no_code_for_the_target_gives_nvlinks_empty_cubin() {
+    let Some(k) = kit() else { return };
+    // An sm_80-only fatbin: no code for sm_75, sm_90 or Blackwell. nvlink
+    // writes an empty cubin (warning, exit 0) whose metadata depends on the
+    // arch: no `.nv.compat` below sm_90; on Blackwell the format nibble 2,
+    // no Mercury ISA version, a `.nv.merc.symtab` mirroring `.symtab`.
+    run(Command::new(nv_tool("fatbinary").unwrap())
+        .current_dir(&k.dir)
+        .args([
+            "--create=empty80.fatbin",
+            "--image3=kind=elf,sm=80,file=b.sm_80.o",
+        ]));
+    for sm in [75, 90, 100, 120] {
+        let nv = k.nvlink(sm, &["empty80.fatbin"], &format!("nv.empty{sm}.cubin"));
+        assert_like(
+            &k.options(sm, &["empty80.fatbin"]),
+            &nv,
+            &format!("empty link at sm_{sm}"),
+        );
+    }
+}
+
+#[test]
 fn archives_by_path_thin_and_by_name() {
     let Some(k) = kit() else { return };
     // By path: loaded where it stands.

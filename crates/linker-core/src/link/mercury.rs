@@ -298,7 +298,10 @@ impl<'d> Mercury<'d> {
         for f in files {
             m.syms.push(read_symtab(f)?);
         }
-        if m.syms.iter().all(Vec::is_empty) {
+        // An empty link (no input has code for the target) still gets a
+        // Mercury table mirroring `.symtab`, as nvlink's empty Blackwell
+        // cubin has (measured at sm_100 with an sm_120-only object).
+        if !files.is_empty() && m.syms.iter().all(Vec::is_empty) {
             return Ok(m);
         }
         let mut st = OutSection::new(
@@ -1383,7 +1386,12 @@ impl<'d> Mercury<'d> {
             .sections
             .iter()
             .enumerate()
-            .filter(|(_, s)| matches!(s.role, Role::TkInfo | Role::CuInfo))
+            .filter(|(_, s)| {
+                matches!(s.role, Role::TkInfo | Role::CuInfo)
+                    // An empty link's table also mirrors the call graph's
+                    // (measured at sm_100/103/110).
+                    || (files.is_empty() && s.role == Role::CallGraph)
+            })
             .map(|(i, _)| {
                 let id = OutSecId(i as u32);
                 (syms.section_symbol(id), id)

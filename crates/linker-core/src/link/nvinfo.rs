@@ -739,8 +739,9 @@ pub(crate) fn create_sections<'d>(
         o.link = LinkTo::SymTab;
         m.nv_info = Some(plan.add(o));
     }
-    if empty || any_section_of_type(files, SHT_CUDA_COMPAT) || plan.arch.is_sm90_or_later() {
-        // sm_90+ images always have one (CUDA 12 inputs have none).
+    if any_section_of_type(files, SHT_CUDA_COMPAT) || plan.arch.is_sm90_or_later() {
+        // sm_90+ images always have one (CUDA 12 inputs have none); an
+        // empty sm_75-89 cubin has none (measured at sm_75 and sm_80).
         let mut o = OutSection::new(".nv.compat", SHT_CUDA_COMPAT, Role::Compat);
         o.align = 4;
         m.compat = Some(plan.add(o));
@@ -1628,6 +1629,11 @@ pub(crate) fn build(
                 }),
         );
         super::blackwell::adjust_compat(&mut merged, arch, fastpath);
+        if files.is_empty() {
+            // nvlink's empty Blackwell cubin has no Mercury ISA version
+            // (measured at sm_100): it describes no Mercury code.
+            merged.retain(|r| r.attr != EiCompat::EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION);
+        }
         let mut bytes = Vec::new();
         eiattr::encode_owned(&merged, &mut bytes)?;
         results.push((id, bytes));

@@ -39,8 +39,14 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         .max_by_key(|f| (f.cubin.header.abi_version(), std::cmp::Reverse(f.id)))
     else {
         // No input has code for the target: nvlink 13.0's empty cubin has
-        // OSABI 0x41, ABI version 8 and e_flags 0x05005a04 at sm_90.
-        return (0x41, 8, 0x0500_0004 | (sm << 8));
+        // OSABI 0x41, ABI version 8 and e_flags 0x05005a04 at sm_90,
+        // 0x05006402 at sm_100 (the Blackwell format nibble).
+        let nibble = if plan.arch.is_blackwell_or_later() {
+            0x02
+        } else {
+            0x04
+        };
+        return (0x41, 8, 0x0500_0000 | (sm << 8) | nibble);
     };
     let h = &best.cubin.header;
     if h.abi_version() < 8 {
