@@ -1083,7 +1083,7 @@ pub(crate) fn build(
                 }
             }
         }
-        if facts.barriers.is_none() {
+        if facts.barriers.is_none() && !plan.relocatable {
             let n = f
                 .cubin
                 .sections

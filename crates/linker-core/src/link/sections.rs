@@ -803,10 +803,11 @@ fn relocatable_loser_kernel(
 /// objects, [`Section::info_section`]); nvlink adds it there and keeps the
 /// flags of a `.nv.constant0.<fn>` or `.nv.constant2.<fn>` it copies
 /// (measured at sm_80).
-fn per_function_flags(s: &Section<'_>) -> u64 {
-    if s.flags & SHF_EXECINSTR != 0 {
+fn per_function_flags(s: &Section<'_>, relocatable: bool) -> u64 {
+    if s.flags & SHF_EXECINSTR != 0 && !relocatable {
         // The barrier count of an older object's text becomes an
-        // `EIATTR_NUM_BARRIERS` record (`nvinfo`), as nvlink writes it.
+        // `EIATTR_NUM_BARRIERS` record (`nvinfo`), as nvlink writes it in
+        // a final link (nvlink -r keeps the bits and adds no record).
         return s.flags & !crate::cubin::TEXT_BARRIERS_MASK;
     }
     let adds_link = s.sh_type == SHT_CUDA_SHARED && s.info_section().is_some();
@@ -1622,7 +1623,7 @@ pub(crate) fn plan(
                     continue;
                 }
                 let mut o = OutSection::new(s.name, out_type, role);
-                o.flags = per_function_flags(s);
+                o.flags = per_function_flags(s, relocatable);
                 o.align = s.addralign.max(1);
                 o.entsize = s.entsize;
                 o.func = shares.map(|(l, _)| l).or(func);
@@ -1708,7 +1709,7 @@ pub(crate) fn plan(
                     Some(&id) => id,
                     None => {
                         let mut o = OutSection::new(s.name, out_type, role);
-                        o.flags = per_function_flags(s);
+                        o.flags = per_function_flags(s, relocatable);
                         o.entsize = s.entsize;
                         o.body = if nobits {
                             Body::NoBits
