@@ -31,6 +31,7 @@ LINKS = [
     ("maxreg_118", 80, [("maxreg_callee", o, "118") for o in "abc"], []),
     ("sm90_118", 90, [("call_extern", o, "118") for o in "ab"], []),
     ("debug_126", 80, [("cu_debug", o, "126") for o in "ab"], ["-g"]),
+    ("chain3_126_r", 80, [("call_chain3", o, "126") for o in "abc"], ["-r"]),
 ]
 
 
