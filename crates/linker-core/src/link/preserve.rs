@@ -133,6 +133,10 @@ pub(crate) fn create_sections(plan: &mut Plan) {
 /// 1; `.nv_debug.shared` then grows to hold the region, and on sm_90 (not
 /// Blackwell) each `extern .shared` name gets a `GLOBAL` symbol there, valued
 /// one below the reserve ([`dynamic_named`]).
+///
+/// A `-g` link puts them in the same places (with the input's `st_other`,
+/// its `GLOBAL` variables too: measured at sm_75/90/100/120, fixture
+/// `cu_debug_fn_static_shared`; `sections::debug_dynamic_shared`).
 pub(crate) struct SharedHomes {
     /// Output `.nv_debug.shared`, when there is one and the link preserves.
     pub debug_shared: Option<OutSecId>,
@@ -143,7 +147,7 @@ pub(crate) struct SharedHomes {
 
 impl SharedHomes {
     pub(crate) fn new(plan: &Plan, relocatable: bool) -> Self {
-        let active = plan.resolved.is_some() && !relocatable;
+        let active = (plan.resolved.is_some() || plan.device_debug) && !relocatable;
         let mut homes = SharedHomes {
             debug_shared: None,
             windows: HashMap::new(),

@@ -573,17 +573,33 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 /// reserved window (0x400) and gives it a section symbol (measured, fixture
 /// `cu_debug_shared_g`; Blackwell sizes it so in every link, sm_75-89 leave it
 /// empty).
+///
+/// When the link's module-scope region holds a variable (one several kernels
+/// use, or only dead or unreached code: a device function's `static
+/// __shared__`, a file-scope `__shared__`), `-g` keeps the region there, as
+/// the debugger's view of it, at every arch: the section spans the reserve
+/// and the region, gets a section symbol, and the region's variables keep
+/// their symbols in it (`symtab.rs`; measured at sm_75/90/100/120, fixture
+/// `cu_debug_fn_static_shared`).
 pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
-    if !plan.arch.is_sm90_or_later() || plan.arch.is_blackwell_or_later() {
+    let region_end = plan
+        .shared
+        .region
+        .values()
+        .map(|&(off, size)| off + size)
+        .max();
+    let sm90 = plan.arch.is_sm90_or_later() && !plan.arch.is_blackwell_or_later();
+    if !sm90 && region_end.is_none() {
         return;
     }
+    let reserve = super::shared::reserve(plan.arch);
     if let Some(i) = plan
         .sections
         .iter()
         .position(|s| s.name == ".nv_debug.shared" && s.role == Role::NoBits)
     {
         let o = plan.sec_mut(OutSecId(i as u32));
-        o.size = super::shared::SM90_SHARED_RESERVE;
+        o.size = o.size.max(reserve + region_end.unwrap_or(0));
         o.section_symbol = true;
     }
 }
@@ -1924,10 +1940,19 @@ pub(crate) fn plan(
     // own `.nv_debug.shared` (the `externsharedinstance` definitions), with
     // a leftover undefined window symbol: one section, not two.
     let have_debug_shared = plan.sections.iter().any(|s| s.name == ".nv_debug.shared");
-    if any_dynamic_shared && !have_debug_shared {
+    // `-g` also writes it for the link's module-scope region (the variables
+    // several kernels or none use: `debug_dynamic_shared`).
+    let debug_region = device_debug && !relocatable && !plan.shared.region.is_empty();
+    if (any_dynamic_shared || debug_region) && !have_debug_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
-        o.align = 16;
+        // Created for the region alone: the region's alignment (measured:
+        // 1, 4, 8 with a char, float, double the largest).
+        o.align = if any_dynamic_shared {
+            super::shared::DYNAMIC_SHARED_ALIGN
+        } else {
+            plan.shared.region_align
+        };
         o.body = Body::NoBits;
         // Blackwell images size it like a kernel's reserved shared window.
         if arch.is_blackwell_or_later() {

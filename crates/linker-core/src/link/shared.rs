@@ -147,6 +147,9 @@ pub(crate) struct SharedLayout {
     pub region: HashMap<SymRef, (u64, u64)>,
     /// Module-scope variables exactly one kernel uses: that kernel.
     pub sole_user: HashMap<SymRef, u32>,
+    /// Alignment of the module-scope region (the largest input module-scope
+    /// section's, as every window gets once the region holds a variable).
+    pub region_align: u64,
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -479,6 +482,7 @@ pub(crate) fn layout(
             .max()
             .unwrap_or(1)
     };
+    out.region_align = global_align;
     // The own `.shared` sections of every definition of each kernel, in input
     // order: a weak kernel that lost keeps its variables in the winner's
     // window (measured at sm_80/90/100, strong and weak winners in both
@@ -763,7 +767,7 @@ pub(crate) fn debug_dynamic_base(
 /// information outside any function (nvcc `-G`'s `.debug_info` and its
 /// Mercury twin, fixtures `cu_debug_shared`, `cu_debug_shared_g`): a
 /// variable is its offset in the window holding it (the lowest-numbered
-/// kernel's); the `extern __shared__` window (named `name`) is -1 without
+/// kernel's) or in the module-scope region, -1 when nothing holds it; the `extern __shared__` window (named `name`) is -1 without
 /// `-g` and [`debug_dynamic_base`] with it.
 pub(crate) fn debug_location(
     plan: &super::sections::Plan,
@@ -789,6 +793,14 @@ pub(crate) fn debug_location(
                     m.sort_unstable();
                     m.first().map(|&(_, v)| v)
                 })
+                // A variable no kernel uses (only dead or unreached code
+                // refers to it): its offset in the link's module-scope
+                // region; one no code refers to, -1 like the dynamic window
+                // (the DWARF of a -G object locates every module-scope
+                // variable; measured at sm_75/90/100/120 with and without
+                // -g, fixture `cu_debug_fn_static_shared`).
+                .or_else(|| plan.shared.region.get(def).map(|&(off, _)| off))
+                .or(Some(u64::MAX))
         }
     }
 }

@@ -229,8 +229,8 @@ pub(crate) fn build<'a>(
         }
     }
     // Locals: each file's in parallel, concatenated in file order.
-    // `--preserve-relocs`: where module-scope shared variables' symbols go
-    // (`preserve::SharedHomes`).
+    // `--preserve-relocs` and `-g`: where module-scope shared variables'
+    // symbols go (`preserve::SharedHomes`).
     let preserve_shared = super::preserve::SharedHomes::new(plan, rel);
     // Undefined names that kept relocations still reference.
     let mut referenced_undef: HashSet<GlobalId> = HashSet::default();
@@ -264,17 +264,26 @@ pub(crate) fn build<'a>(
                     Some(sec) => {
                         let dsec = &f.cubin.sections[sec as usize];
                         let shared = dsec.sh_type == SHT_CUDA_SHARED;
-                        if shared && !rel {
+                        // `-g`: a module-scope variable keeps its symbol
+                        // where its window (or the module-scope region in
+                        // `.nv_debug.shared`) holds it (`preserve::SharedHomes`).
+                        let debug_home = (shared && plan.device_debug && plan.resolved.is_none())
+                            .then(|| preserve_shared.module_symbol(plan, f, sec, def))
+                            .flatten();
+                        if let Some((section, value)) = debug_home {
+                            (Some(section), value, 0)
+                        } else if shared && !rel {
                             return None;
-                        }
-                        // Reserved shared memory: `st_value` is the alignment
-                        // (sections.rs `place_reserved_shared`).
-                        let reserved = dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel;
-                        match plan.placement[def.file.0 as usize][sec as usize] {
-                            Some(p) if shared => (Some(p.out), sym.value, 0),
-                            Some(p) if reserved => (Some(p.out), p.offset, 0),
-                            Some(p) => (Some(p.out), p.offset + sym.value, 0),
-                            None => return None, // dead function
+                        } else {
+                            // Reserved shared memory: `st_value` is the alignment
+                            // (sections.rs `place_reserved_shared`).
+                            let reserved = dsec.sh_type == SHT_CUDA_SHARED_RESERVED && !rel;
+                            match plan.placement[def.file.0 as usize][sec as usize] {
+                                Some(p) if shared => (Some(p.out), sym.value, 0),
+                                Some(p) if reserved => (Some(p.out), p.offset, 0),
+                                Some(p) => (Some(p.out), p.offset + sym.value, 0),
+                                None => return None, // dead function
+                            }
                         }
                     }
                     None => (None, sym.value, sym.shndx),
@@ -308,7 +317,12 @@ pub(crate) fn build<'a>(
                 // reserve (0xa0 at sm_90 is 0x4a0 at sm_100; the Mercury
                 // twin keeps 0xa0, `mercury.rs`).
                 if !rel && plan.device_debug && sym.other & STO_CUDA_SHARED != 0 {
-                    let reserve = if plan.arch.is_blackwell_or_later() {
+                    // (At sm_90 too when `.nv_debug.shared` holds the
+                    // module-scope region: measured, fixture
+                    // `cu_debug_fn_static_shared`, 0x400 → 0x800.)
+                    let reserve = if plan.arch.is_blackwell_or_later()
+                        || (plan.arch.is_sm90_or_later() && !plan.shared.region.is_empty())
+                    {
                         super::shared::SM90_SHARED_RESERVE
                     } else {
                         0
@@ -452,7 +466,12 @@ pub(crate) fn build<'a>(
                 out.push(OutSym {
                     name: Cow::Borrowed(sym.name),
                     info: (sym.bind() << 4) | ty_of(sym.ty()),
-                    other: 1,
+                    // (`--preserve-relocs` marks them; `-g` does not.)
+                    other: if plan.resolved.is_some() {
+                        1
+                    } else {
+                        other_of(sym.ty(), sym.other)
+                    },
                     section: Some(section),
                     shndx_raw: 0,
                     value,
