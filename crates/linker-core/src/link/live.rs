@@ -1,11 +1,13 @@
 //! Phase 3: which functions survive.
 //!
-//! Roots are the kernels (`st_other & STO_CUDA_ENTRY`) and every function whose
-//! address is taken outside code (a relocation in a data section, e.g. a
-//! function-pointer table in `.nv.global.init`, unless it names the input's
-//! own copy that lost when read or lies in a weak variable that lost to a
-//! weak one: [`data_ref_counts`], [`dropped_init_ranges`]) or that an input
-//! lists as address-taken ([`address_taken_counts`]). From the roots, every
+//! Roots are the kernels (`st_other & STO_CUDA_ENTRY`) and every function an
+//! input lists as address-taken ([`address_taken_counts`]). A relocation in
+//! a data section (a function-pointer table in `.nv.global.init`) is no root
+//! of its own: ptxas lists every function whose address its data holds, and
+//! an `-r` output that dropped the entry of a copy that lost when read keeps
+//! the relocation, which nvlink's relink then leaves unresolved (difftest
+//! seed 610017, fixture `data_ref_lost_taker_r`; no other fixture link
+//! changes without data roots). From the roots, every
 //! function referenced by a relocation in a live function's text is live (a
 //! call or an address taken in code). `.debug_frame` references do not keep a
 //! function alive: nvlink keeps the FDE of a dead function and clears its
@@ -199,7 +201,8 @@ pub(crate) fn lost_to_earlier(db: &SymbolDb<'_>, f: &InputFile<'_>, idx: u32) ->
 /// count as the winner's; when `f`'s definition of the function lost as soon
 /// as `f` was read ([`lost_to_earlier`]) the entry counts only through an
 /// address reference (`ADDRESS_REFS`) by a function whose `f` copy did not
-/// lose when read (not through `f`'s data: [`data_ref_counts`]).
+/// lose when read (not through `f`'s data, whose relocations keep nothing
+/// alive).
 ///
 /// Measured at sm_80 (nvlink 13.0.88): a copy that lost when read taking its
 /// own address keeps nothing alive and is not listed (difftest seed 40083);
@@ -223,20 +226,6 @@ pub(crate) fn address_taken_counts(
             .address_refs
             .iter()
             .any(|&(a, b)| b == fsym && !lost(a))
-}
-
-/// Whether a relocation in input `f`'s data (an initializer holding an
-/// address) against its symbol `sym` is a use that keeps the function alive:
-/// not when `sym` is `f`'s own definition that lost when `f` was read
-/// ([`lost_to_earlier`]). Such a relocation is resolved against the winner
-/// when that is live for another reason and dropped with it otherwise (the
-/// pointer stays 0). Measured at sm_80/100 with a strong and with a weak
-/// earlier winner, in `.nv.global.init` and `.nv.constant3` data; a copy
-/// replaced by a later input's definition is kept alive by such a reference
-/// (difftest seeds 30030, 50118 against 30050, 40052, 40070; fixture
-/// `weak_loser_data_ref`).
-pub(crate) fn data_ref_counts(db: &SymbolDb<'_>, f: &InputFile<'_>, sym: u32) -> bool {
-    !lost_to_earlier(db, f, sym)
 }
 
 /// The initialized global data section, where a weak variable that lost to
@@ -454,7 +443,7 @@ pub(crate) fn mark(
         host_unused: Vec::new(),
         aliases: HashMap::default(),
     };
-    // Edges and address-taken roots from every relocation: each file's
+    // Edges from every relocation of function code: each file's
     // relocations scanned in parallel (the symbol lookups are the cost), the
     // events applied in file order (callee lists keep first-seen order).
     enum Event {
@@ -464,43 +453,25 @@ pub(crate) fn mark(
             callee: u32,
             call: bool,
         },
-        Root(u32),
     }
     let scan = |f: &InputFile<'_>| -> Vec<Event> {
         let mut events = Vec::new();
-        let dropped = dropped_init_ranges(db, f);
         for rs in f.cubin.sections.iter().filter(|s| s.is_reloc()) {
-            let target = &f.cubin.sections[rs.info as usize];
-            let init = target.name == GLOBAL_INIT;
-            let from_func = live.func_of_text[f.id.0 as usize][rs.info as usize];
-            // A weak definition beaten elsewhere: its code and metadata are
-            // dropped and nothing they refer to is used (measured: a losing
+            // Only a live-candidate function's code makes uses. Data is no
+            // root (see the module documentation): a reference to a losing
+            // copy resolves to the winner when that lives for another reason,
+            // else stays 0 (`weak_loser_data_ref`). Debug information never
+            // is a use. The code of a weak definition beaten elsewhere is
+            // dropped and nothing it refers to is used (measured: a losing
             // copy taking its own address or calling another function keeps
-            // neither alive).
-            let owner = f.owner.get(rs.info as usize).copied().flatten();
-            if from_func.is_none()
-                && owner.is_some_and(|t| live.func_of_text[f.id.0 as usize][t as usize].is_none())
-            {
+            // neither alive; Thrust's temporary_array destructor takes its
+            // own address).
+            let Some(caller) = live.func_of_text[f.id.0 as usize][rs.info as usize] else {
                 continue;
-            }
-            // Debug information (`.debug_frame`, and with `-G` objects
-            // `.debug_info`, `.debug_line`, `.nv_debug_*`): never a use.
-            let is_debug = target.flags & crate::elf::SHF_ALLOC == 0;
-            // The code of a weak definition that lost (a template function
-            // instantiated in two objects) is dropped: its references are no
-            // uses (Thrust's temporary_array destructor takes its own address;
-            // the losing copy's relocation made the winner a root).
-            if from_func.is_none() && target.flags & crate::elf::SHF_EXECINSTR != 0 {
-                continue;
-            }
+            };
             for r in f.cubin.relocs(rs) {
-                if init && in_ranges(&dropped, r.offset) {
-                    continue;
-                }
-                if let Some(fi) = from_func {
-                    if is_indirect_call_reloc(r.rtype) {
-                        events.push(Event::Indirect(fi));
-                    }
+                if is_indirect_call_reloc(r.rtype) {
+                    events.push(Event::Indirect(caller));
                 }
                 let Some(callee) = live.func_of_symbol(
                     files,
@@ -513,19 +484,12 @@ pub(crate) fn mark(
                     continue;
                 };
                 let call = is_call_reloc(r.rtype);
-                match from_func {
-                    Some(caller) if callee != caller || call => {
-                        events.push(Event::Edge {
-                            caller,
-                            callee,
-                            call,
-                        });
-                    }
-                    Some(_) => {}
-                    None if !is_debug && data_ref_counts(db, f, r.sym) => {
-                        events.push(Event::Root(callee))
-                    }
-                    None => {}
+                if callee != caller || call {
+                    events.push(Event::Edge {
+                        caller,
+                        callee,
+                        call,
+                    });
                 }
             }
         }
@@ -552,10 +516,6 @@ pub(crate) fn mark(
                     if !call {
                         live.funcs[callee as usize].address_taken = true;
                     }
-                }
-                Event::Root(callee) => {
-                    live.funcs[callee as usize].address_taken = true;
-                    roots.push(callee);
                 }
             }
         }
