@@ -1496,6 +1496,13 @@ fn relocatable_pipelines(
             .collect();
         let r = link(culink, None, dir, sm, &args, &robj)?;
         if !r.ok {
+            // A split nvlink -r refuses as well (a size mismatch between the
+            // two objects that the direct link never compares, seed 610008)
+            // is no pipeline to test.
+            let nr = link(nvlink, None, dir, sm, &args, &format!("nv_r_{name}.o"))?;
+            if !nr.ok {
+                continue;
+            }
             report.push(format!(
                 "-r pipeline {name} ({}): the -r link fails:\n{}",
                 part.join(" "),
