@@ -431,7 +431,7 @@ fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
         // keeps a `.nv.constant0.<fn>` of a CUDA 11.8-12.0 object so (its
         // flags as read, `sh_info` the text's output index).
         None if s.info != 0
-            && s.sh_type != SHT_NOTE
+            && !matches!(s.sh_type, SHT_NOTE | SHT_SYMTAB | SHT_CUDA_MERC_SYMTAB)
             && c.c
                 .sections
                 .get(s.info as usize)
