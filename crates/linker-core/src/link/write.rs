@@ -40,27 +40,17 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
     else {
         // No input has code for the target: nvlink 13.0's empty cubin has
         // OSABI 0x41, ABI version 8 and e_flags 0x05005a04 at sm_90,
-        // 0x05006402 at sm_100 (the Blackwell format nibble).
-        let nibble = if plan.arch.is_blackwell_or_later() {
-            0x02
-        } else {
-            0x04
-        };
-        return (0x41, 8, 0x0500_0000 | (sm << 8) | nibble);
+        // 0x05006402 at sm_100.
+        return (0x41, 8, 0x0500_0000 | (sm << 8) | format_nibble(plan.arch));
     };
     let h = &best.cubin.header;
     if h.abi_version() < 8 {
         // Only ELF ABI 7 inputs (CUDA 11.8-12.9): nvlink 13 still writes
         // its own format (measured at sm_80 and sm_90).
-        let nibble = if plan.arch.is_blackwell_or_later() {
-            0x02
-        } else {
-            0x04
-        };
         // Bits 24-31 count the debug sections as for ABI 8 inputs (CUDA
         // 12.6 `-G` objects at sm_80: 0x0e; ABI 7 objects leave them 0).
         let top = debug_flag_byte(plan, NO_DEBUG_TOP_BYTE);
-        return (0x41, 8, (top << 24) | (sm << 8) | nibble);
+        return (0x41, 8, (top << 24) | (sm << 8) | format_nibble(plan.arch));
     }
     let mut flags = if h.abi_version() >= 8 {
         (h.e_flags & !0xff00) | (sm << 8)
@@ -71,6 +61,16 @@ fn output_flags(files: &[InputFile<'_>], plan: &Plan) -> (u8, u8, u32) {
         flags = (flags & 0x00ff_ffff) | (debug_flag_byte(plan, flags >> 24) << 24);
     }
     (h.osabi(), h.abi_version(), flags)
+}
+
+/// The low nibble of the `e_flags` nvlink writes when it makes the format up
+/// (no input, or only ELF ABI 7 ones): 2 on Blackwell, 4 before.
+fn format_nibble(arch: crate::arch::SmArch) -> u32 {
+    if arch.is_blackwell_or_later() {
+        0x02
+    } else {
+        0x04
+    }
 }
 
 /// Bits 24–31 of `e_flags` of an ELF ABI 8 object without debug sections.
