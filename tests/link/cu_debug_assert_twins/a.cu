@@ -1,2 +1,0 @@
-#include <cassert>
-__global__ void ka(int* p) { assert(p[0] > 0); }
