@@ -102,26 +102,8 @@ pub(crate) fn create_sections(plan: &mut Plan) {
         plan.add(o);
     }
     // The region of module-scope variables several kernels use, whose
-    // symbols go there (`SharedHomes`).
-    let region_end = plan
-        .shared
-        .region
-        .values()
-        .map(|&(off, size)| off + size)
-        .max();
-    let reserve = super::shared::reserve(plan.arch);
-    // (On Blackwell the reserve alone gives no section symbol: measured.)
-    let before_blackwell = plan.arch.is_sm90_or_later() && !plan.arch.is_blackwell_or_later();
-    if before_blackwell || region_end.is_some() {
-        if let Some(s) = plan
-            .sections
-            .iter_mut()
-            .find(|s| s.name == ".nv_debug.shared" && s.sh_type == SHT_NOBITS)
-        {
-            s.size = s.size.max(reserve + region_end.unwrap_or(0));
-            s.section_symbol = true;
-        }
-    }
+    // symbols go there (`SharedHomes`): `.nv_debug.shared` grows as for `-g`.
+    super::sections::debug_dynamic_shared(plan);
 }
 
 /// Where `--preserve-relocs` puts the symbols of module-scope shared

@@ -580,7 +580,8 @@ fn role_of(s: &Section<'_>, owned: bool) -> Role {
 /// the debugger's view of it, at every arch: the section spans the reserve
 /// and the region, gets a section symbol, and the region's variables keep
 /// their symbols in it (`symtab.rs`; measured at sm_75/90/100/120, fixture
-/// `cu_debug_fn_static_shared`).
+/// `cu_debug_fn_static_shared`). `--preserve-relocs` sizes it the same way
+/// (`preserve::create_sections`, fixture `preserve_relocs_shared`).
 pub(crate) fn debug_dynamic_shared(plan: &mut Plan) {
     let region_end = plan
         .shared
