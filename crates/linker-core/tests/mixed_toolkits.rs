@@ -95,8 +95,30 @@ fn older_toolkit_objects_link_like_nvlink() {
             );
             if opts.relocatable {
                 // culink -r keeps relocations nvlink -r resolves (frames;
-                // docs/blackwell.md section 7); the rest must match.
+                // docs/blackwell.md section 7); the rest must match, and
+                // the relink, relocations included, must equal nvlink's
+                // direct link (but for the tkinfo notes: the relink's names
+                // the -r link, not the inputs' ptxas runs).
                 d.retain(|x| x.kind != DiffKind::Relocation);
+                let again = LinkOptions {
+                    relocatable: false,
+                    inputs: vec![InputSource::Bytes {
+                        name: format!("{name}.r.o"),
+                        data: ours.clone().into(),
+                    }],
+                    ..opts.clone()
+                };
+                let relinked = link(&again)
+                    .unwrap_or_else(|f| panic!("{name}: relink: {:?}", f.diagnostics))
+                    .cubin;
+                let direct = std::fs::read(dir.join(format!("nvlink.{name}.direct.cubin")))
+                    .expect("direct reference");
+                let mut r = diff(
+                    &Cubin::parse(&relinked).expect("relink parses"),
+                    &Cubin::parse(&direct).expect("direct reference parses"),
+                );
+                r.retain(|x| !(x.kind == DiffKind::Note && x.message.contains("tkinfo")));
+                assert!(r.is_empty(), "{name} relinked: {r:#?}");
             }
             assert!(d.is_empty(), "{name}: {d:#?}");
         }

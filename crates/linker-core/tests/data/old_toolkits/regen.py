@@ -74,6 +74,13 @@ def main():
         inputs = [build(c, o, t, sm) for c, o, t in objs]
         r = subprocess.run([os.path.join(NV, "nvlink"), f"-arch=sm_{sm}"] + opts + inputs
                            + ["-o", f"nvlink.{name}.cubin"], cwd=HERE, capture_output=True, text=True)
+        if "-r" in opts:
+            # The direct link of the same inputs: what a relink of the -r
+            # output must equal.
+            subprocess.run([os.path.join(NV, "nvlink"), f"-arch=sm_{sm}"]
+                           + [o for o in opts if o != "-r"] + inputs
+                           + ["-o", f"nvlink.{name}.direct.cubin"], cwd=HERE, check=True,
+                           capture_output=True)
         if r.returncode != 0:
             open(os.path.join(HERE, f"nvlink.{name}.err"), "w").write(r.stderr)
             p = os.path.join(HERE, f"nvlink.{name}.cubin")
