@@ -428,7 +428,7 @@ fn info_meaning(c: &Side<'_, '_>, s: &Section<'_>) -> String {
             format!("section {}", c.section_name(s.info))
         }
         // A section naming a function's text without `SHF_INFO_LINK`: nvlink
-        // keeps a `.nv.constant0.<fn>` of a CUDA 11.8-12.0 object so (its
+        // keeps a `.nv.constant0.<fn>` of a CUDA 11.8-12.2 object so (its
         // flags as read, `sh_info` the text's output index).
         None if s.info != 0
             && !matches!(s.sh_type, SHT_NOTE | SHT_SYMTAB | SHT_CUDA_MERC_SYMTAB)

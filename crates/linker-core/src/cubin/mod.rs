@@ -171,7 +171,7 @@ impl Section<'_> {
     /// The section this one belongs to through `sh_info`: any section with
     /// `SHF_INFO_LINK`, and the per-function CUDA sections (`.nv.info.<fn>`,
     /// `.nv.constant0.<fn>`, `.nv.constant2.<fn>`, `.nv.shared.<fn>`) whose
-    /// `sh_info` is not 0 — ptxas before CUDA 12.4 (measured: 11.8 and 12.0;
+    /// `sh_info` is not 0 — ptxas before CUDA 12.4 (measured: 11.8, 12.0, 12.2;
     /// 12.4 sets the flag) ties them to their text without the flag, and
     /// nvlink reads them as tied all the same.
     pub fn info_section(&self) -> Option<u32> {

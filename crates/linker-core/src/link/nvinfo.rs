@@ -758,7 +758,7 @@ pub(crate) fn create_sections<'d>(
                 .expect("live function text is placed")
                 .out;
             let mut o = OutSection::new(s.name, SHT_CUDA_INFO, Role::NvInfoFn);
-            // CUDA 11.8-12.0 objects lack the flag (`Section::info_section`).
+            // CUDA 11.8-12.2 objects lack the flag (`Section::info_section`).
             o.flags = s.flags | crate::elf::SHF_INFO_LINK;
             o.align = 4;
             o.link = LinkTo::SymTab;

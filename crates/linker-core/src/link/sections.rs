@@ -816,7 +816,7 @@ fn relocatable_loser_kernel(
 
 /// Output `sh_flags` of a function's own input section: its flags (a text's
 /// without the barrier bits of CUDA 12 objects), with `SHF_INFO_LINK` added
-/// to a `.nv.shared.<fn>` tied to its text without it (CUDA 11.8-12.0
+/// to a `.nv.shared.<fn>` tied to its text without it (CUDA 11.8-12.2
 /// objects, [`Section::info_section`]); nvlink adds it there and keeps the
 /// flags of a `.nv.constant0.<fn>` or `.nv.constant2.<fn>` it copies
 /// (measured at sm_80).
