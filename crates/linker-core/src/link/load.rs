@@ -399,6 +399,10 @@ pub(crate) fn read_all(opts: &LinkOptions, diags: &mut Diags) -> Result<Vec<Name
                 })
             }
         })
+        .collect::<Vec<Result<NamedBlob>>>()
+        // In input order, so the error reported (a missing file among
+        // several) is the first one's, whichever task failed first.
+        .into_iter()
         .collect::<Result<_>>()?;
     Ok(dedupe_archives(blobs, diags))
 }
@@ -546,6 +550,9 @@ impl Ctx<'_> {
                 let img = ptx::compile(data, name, self.arch, &ptxas)?;
                 Ok((by_path, Ok(Cow::Owned(img))))
             }
+            // nvlink 13.0.88 skips an empty file without a word; build
+            // systems leave such placeholders (mold skips them too).
+            InputKind::Empty => Ok((by_path, Err(Note::Empty))),
             InputKind::Archive => Err(in_file(Error::new(
                 ErrorKind::Unsupported,
                 "an archive inside an archive is not supported",
@@ -577,6 +584,9 @@ enum Note {
     /// module still counts for host-reference pruning; a cubin or fatbinary
     /// file counts for nothing.
     NotRelocatable { host: bool },
+    /// A zero-length file: skipped with a warning, as nvlink skips it
+    /// (silently); not registered.
+    Empty,
 }
 
 /// Whether `image` is an ELF executable (`e_type` `ET_EXEC`).
@@ -594,7 +604,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     if detect(data) != InputKind::Archive {
         let (info, result) = ctx.expand_object(data, &nb.name, &nb.path_id)?;
         let image = result.is_ok().then_some(0);
-        if !matches!(result, Err(Note::NotRelocatable { host: false })) {
+        if !matches!(
+            result,
+            Err(Note::NotRelocatable { host: false } | Note::Empty)
+        ) {
             out.modules.push((info, image, Group::Always));
         }
         match result {
@@ -615,6 +628,9 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 "{}: host object without device code (no __nv_relfatbin or .nv_fatbin section); nothing to link",
                 nb.name
             )),
+            Err(Note::Empty) => out.warnings.push(
+                Error::new(ErrorKind::Malformed, "empty input file; ignored").in_file(nb.name.clone()),
+            ),
             Err(Note::NotRelocatable { .. }) => out.infos.push(format!(
                 "{}: its {arch} code is not relocatable (compiled without -rdc); not linked, as by nvlink",
                 nb.name
@@ -660,7 +676,12 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 }
             }
         };
-        if result.is_ok() && !matches!(result, Ok(Err(Note::NotRelocatable { host: false }))) {
+        if result.is_ok()
+            && !matches!(
+                result,
+                Ok(Err(Note::NotRelocatable { host: false } | Note::Empty))
+            )
+        {
             let image = matches!(result, Ok(Ok(_))).then_some(out.images.len());
             out.modules.push((info, image, nb.group));
         }
@@ -676,6 +697,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
             Ok(Err(Note::NoDeviceCode)) => out
                 .infos
                 .push(format!("{mname}: host object without device code; skipped")),
+            Ok(Err(Note::Empty)) => out.infos.push(format!("{mname}: empty member; skipped")),
             Ok(Err(Note::NotRelocatable { .. })) => out.infos.push(format!(
                 "{mname}: its {arch} code is not relocatable (compiled without -rdc); not linked"
             )),
