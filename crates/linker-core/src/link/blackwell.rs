@@ -81,9 +81,9 @@ pub(crate) fn limited_output_warning(input: SmArch, target: SmArch, file: &str) 
 /// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` as ptxas 13.0.88 writes it for a
 /// target SM (first byte of the 8-byte value; the rest is zero): 0x09 for
 /// sm_100, 0x50 for sm_120, 0 otherwise (sm_103, sm_110, sm_121). ptxas
-/// clears bits for some code (0x01 for an sm_100 object using `cp.async`,
-/// emulated double precision, float division, `sinf`, ...); the output's value
-/// is `output_fastpath_value`.
+/// clears the sm_103 bit of an sm_100 object whose code holds an instruction
+/// of [`FASTPATH_BLOCKING_OPCODES`] (double-precision arithmetic, float
+/// division, `sqrtf`, ...); the output's value is `output_fastpath_value`.
 pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     let first = match target.sm {
         100 => 0x09,
@@ -93,36 +93,120 @@ pub(crate) fn fastpath_finalize_value(target: SmArch) -> [u8; 8] {
     [first, 0, 0, 0, 0, 0, 0, 0]
 }
 
+/// The bit of `CAN_FASTPATH_FINALIZE`'s first byte that says sm_100 code may
+/// be fast-path finalized for sm_103 (ptxas sets it at sm_100 unless the code
+/// holds an instruction that prevents it).
+const FASTPATH_SM103: u8 = 0x08;
+
+/// SASS opcodes (bits 0–11 of an sm_100 instruction: operation and operand
+/// form) that clear [`FASTPATH_SM103`] for the function holding them, as
+/// nvlink 13.0.88 decides it. Measured (`docs/blackwell.md` §1): nvlink
+/// reads the *code*, not the inputs' attribute (an object patched from 0x09
+/// to 0x01 still links to 0x09, and back), and patching one instruction's
+/// opcode field through all 4096 values flips the result for exactly these
+/// forms of `DMUL` (x28), `DADD` (x29), `DSETP` (x2a), `DFMA` (x2b) and
+/// `FSETP` with an immediate (0x80b); the immediate forms of `DADD`, `DMUL`
+/// and `DFMA` (0x429, 0x828, 0x82b, 0x42b), which ptxas writes as explicit
+/// capsule instructions, from single-instruction kernels assembled by ptxas.
+/// Checked against the attribute of 551 sm_100 objects (fixtures, difftest
+/// programs, single-instruction kernels): an object has 0x01 exactly when one
+/// of its functions holds one of these.
+const FASTPATH_BLOCKING_OPCODES: [u16; 14] = [
+    0x228, 0x229, 0x22a, 0x22b, 0x80b, 0xc28, 0xc2b, 0xe29, 0xe2a, 0xe2b, 0x429, 0x828, 0x82b,
+    0x42b,
+];
+
+/// The 12-bit opcode fields of the 16-byte instructions of `code`.
+fn sass_opcodes(code: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    code.chunks_exact(16)
+        .map(|i| u16::from_le_bytes([i[0], i[1]]) & 0xfff)
+}
+
+/// Whether `code` holds an instruction of [`FASTPATH_BLOCKING_OPCODES`].
+fn blocks_fastpath(code: &[u8]) -> bool {
+    sass_opcodes(code).any(|op| FASTPATH_BLOCKING_OPCODES.contains(&op))
+}
+
+/// Whether `code` holds an instruction the table may not judge right: any
+/// form of the double-precision operations (whether one blocks depends on more
+/// than the opcode: `DSETP` with an immediate does not, `DSETP.MAX` with one
+/// does), and `FSETP` in a form other than register, constant-bank or
+/// uniform-register operand.
+fn fastpath_uncertain(code: &[u8]) -> bool {
+    sass_opcodes(code).any(|op| {
+        matches!(op & 0x1ff, 0x28..=0x2b) || (op & 0x1ff == 0x0b && !matches!(op >> 9, 1 | 5 | 6))
+    })
+}
+
+/// Whether [`output_fastpath_value`] needs an input's code: the target's
+/// value has the sm_103 bit and the input's attribute does not.
+pub(crate) fn fastpath_needs_code(target: SmArch, value: Option<&[u8]>) -> bool {
+    fastpath_finalize_value(target)[0] & FASTPATH_SM103 != 0
+        && value.is_none_or(|b| b.first().copied().unwrap_or(0) & FASTPATH_SM103 == 0)
+}
+
+/// One input file that contributes at least one live function, for
+/// [`output_fastpath_value`].
+pub(crate) struct FastpathInput<'a> {
+    /// Its `CAN_FASTPATH_FINALIZE` value; `None` for CUDA 12 objects, which
+    /// have none.
+    pub value: Option<&'a [u8]>,
+    /// The SASS of its functions in the output.
+    pub live_code: Vec<&'a [u8]>,
+    /// The SASS of its other functions (dead, or weak copies that lost).
+    pub other_code: Vec<&'a [u8]>,
+}
+
 /// `EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE` of a Blackwell output. `inputs` has
-/// one item per input file that contributes at least one live function: its
-/// attribute value, or `None` when it has none (CUDA 12 objects). The result is
-/// the target SM's value (`fastpath_finalize_value`) ANDed byte by byte with
-/// every present value; all zero when no input contributes code.
+/// one item per input file that contributes at least one live function. The
+/// result is the target SM's value (`fastpath_finalize_value`) ANDed byte by
+/// byte with every present value, but for the sm_103 bit
+/// ([`FASTPATH_SM103`]), which nvlink decides per live *function* from its
+/// code; all zero when no input contributes code.
 ///
-/// Measured with nvlink 13.0.88 (`docs/blackwell.md` §1): ptxas writes 0x09 at
-/// sm_100 for most code and 0x01 for some (`sinf`, float division, `fmodf`,
+/// Measured with nvlink 13.0.88 (`docs/blackwell.md` §1): ptxas writes 0x09
+/// at sm_100 for most code and 0x01 for code holding double-precision
+/// arithmetic or an `FSETP` with an immediate (float division, `sqrtf`,
 /// `powf`, ...); an sm_100 link of a 0x01 and a 0x09 object writes 0x01, in
-/// either order, and 0x09 when the 0x01 object's functions are all dead (never
-/// called, or kernels left out by `-kernels-used`); data-only objects (ptxas
-/// writes 0) do not count, and a link of only them writes 0; CUDA 12 objects
-/// without the attribute give the target value; an sm_103 link of sm_100
-/// objects writes 0. nvlink decides per live *function* (an object whose 0x01
-/// function is dead while its kernel is live gives 0x09); ptxas only records the
-/// object's AND, so culink's value can be lower than nvlink's there (it never
-/// claims more than every live function's object allows).
+/// either order, and 0x09 when the 0x01 object's offending functions are
+/// dead (never called, kernels left out by `-kernels-used` or host-reference
+/// pruning); a link of only data-only objects writes 0; an sm_103 link of
+/// sm_100 objects writes 0. The attribute of an input is an upper bound:
+/// a function of a 0x09 object keeps the bit; one of a 0x01 object keeps it
+/// only when the object's other (dead) functions hold a blocking instruction
+/// ([`FASTPATH_BLOCKING_OPCODES`], which then explains the 0x01) and it holds
+/// none the table may misjudge ([`fastpath_uncertain`]); a CUDA 12 object
+/// (no attribute) keeps it unless a live function holds a blocking
+/// instruction. So culink never claims the bit where the inputs' own values
+/// and the measured table do not both allow it.
 pub(crate) fn output_fastpath_value<'a>(
     target: SmArch,
-    inputs: impl IntoIterator<Item = Option<&'a [u8]>>,
+    inputs: impl IntoIterator<Item = FastpathInput<'a>>,
 ) -> [u8; 8] {
     let mut value = fastpath_finalize_value(target);
     let mut any = false;
+    let mut sm103 = true;
     for input in inputs {
         any = true;
-        if let Some(bytes) = input {
+        if let Some(bytes) = input.value {
             for (i, v) in value.iter_mut().enumerate() {
-                *v &= bytes.get(i).copied().unwrap_or(0);
+                let keep = if i == 0 { FASTPATH_SM103 } else { 0 };
+                *v &= bytes.get(i).copied().unwrap_or(0) | keep;
             }
         }
+        let first = input.value.map(|b| b.first().copied().unwrap_or(0));
+        let functions_allow = match first {
+            Some(v) if v & FASTPATH_SM103 != 0 => true,
+            None => !input.live_code.iter().any(|c| blocks_fastpath(c)),
+            Some(_) => {
+                input.other_code.iter().any(|c| blocks_fastpath(c))
+                    && !input.live_code.iter().any(|c| fastpath_uncertain(c))
+            }
+        };
+        sm103 &= functions_allow;
+    }
+    if !sm103 {
+        value[0] &= !FASTPATH_SM103;
     }
     if any {
         value
@@ -761,18 +845,107 @@ mod tests {
         let s = SmArch::new;
         let v = |first: u8| [first, 0, 0, 0, 0, 0, 0, 0];
         let (x9, x1, x50) = (v(0x09), v(0x01), v(0x50));
-        let f = |target, inputs: &[Option<&[u8; 8]>]| {
-            output_fastpath_value(target, inputs.iter().map(|i| i.map(|b| &b[..])))[0]
+        // One instruction (a 16-byte slot) with the given opcode field.
+        let insn = |op: u16| {
+            let mut i = [0u8; 16];
+            i[..2].copy_from_slice(&op.to_le_bytes());
+            i
         };
-        assert_eq!(f(s(100), &[Some(&x1), Some(&x9)]), 0x01);
-        assert_eq!(f(s(100), &[Some(&x9), Some(&x1)]), 0x01);
-        assert_eq!(f(s(100), &[Some(&x9)]), 0x09);
-        assert_eq!(f(s(120), &[Some(&x50), Some(&x50)]), 0x50);
+        let (iadd, dadd, fsetp_imm, fsetp_reg, dsetp_imm) = (
+            insn(0x210),
+            insn(0x229),
+            insn(0x80b),
+            insn(0x20b),
+            insn(0x42a),
+        );
+        let input = |value: Option<&'static [u8; 8]>, live: &[&[u8; 16]], other: &[&[u8; 16]]| {
+            FastpathInput {
+                value: value.map(|b| &b[..]),
+                live_code: live
+                    .iter()
+                    .map(|c| Box::leak(Box::new(**c)) as &[u8])
+                    .collect(),
+                other_code: other
+                    .iter()
+                    .map(|c| Box::leak(Box::new(**c)) as &[u8])
+                    .collect(),
+            }
+        };
+        let leak = |x: [u8; 8]| -> &'static [u8; 8] { Box::leak(Box::new(x)) };
+        let (x9, x1, x50) = (leak(x9), leak(x1), leak(x50));
+        let f =
+            |target, inputs: Vec<FastpathInput<'static>>| output_fastpath_value(target, inputs)[0];
+        assert_eq!(
+            f(
+                s(100),
+                vec![
+                    input(Some(x1), &[&dadd], &[]),
+                    input(Some(x9), &[&iadd], &[])
+                ]
+            ),
+            0x01
+        );
+        assert_eq!(
+            f(
+                s(100),
+                vec![
+                    input(Some(x9), &[&iadd], &[]),
+                    input(Some(x1), &[&dadd], &[])
+                ]
+            ),
+            0x01
+        );
+        assert_eq!(f(s(100), vec![input(Some(x9), &[&iadd], &[])]), 0x09);
+        // The 0x01 object's double-precision function is dead.
+        assert_eq!(
+            f(
+                s(100),
+                vec![input(Some(x1), &[&iadd, &fsetp_reg], &[&dadd])]
+            ),
+            0x09
+        );
+        assert_eq!(
+            f(s(100), vec![input(Some(x1), &[&iadd], &[&fsetp_imm])]),
+            0x09
+        );
+        // ... but not when the 0x01 is not explained by the dead code, or the
+        // live code holds what the table may misjudge.
+        assert_eq!(f(s(100), vec![input(Some(x1), &[&iadd], &[&iadd])]), 0x01);
+        assert_eq!(
+            f(s(100), vec![input(Some(x1), &[&dsetp_imm], &[&dadd])]),
+            0x01
+        );
+        assert_eq!(
+            f(
+                s(120),
+                vec![
+                    input(Some(x50), &[&dadd], &[]),
+                    input(Some(x50), &[&iadd], &[])
+                ]
+            ),
+            0x50
+        );
         // An sm_103 link of sm_100 objects.
-        assert_eq!(f(s(103), &[Some(&x9)]), 0);
-        // CUDA 12 objects without the attribute.
-        assert_eq!(f(s(100), &[None, None]), 0x09);
+        assert_eq!(f(s(103), vec![input(Some(x9), &[&iadd], &[])]), 0);
+        // CUDA 12 objects without the attribute: the code decides.
+        assert_eq!(
+            f(
+                s(100),
+                vec![
+                    input(None, &[&iadd], &[]),
+                    input(None, &[&fsetp_reg], &[&dadd])
+                ]
+            ),
+            0x09
+        );
+        assert_eq!(
+            f(
+                s(100),
+                vec![input(None, &[&iadd], &[]), input(None, &[&dadd], &[])]
+            ),
+            0x01
+        );
         // No input contributes code (data-only objects).
-        assert_eq!(f(s(100), &[]), 0);
+        assert_eq!(f(s(100), vec![]), 0);
     }
 }

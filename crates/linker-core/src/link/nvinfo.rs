@@ -1606,27 +1606,45 @@ pub(crate) fn build(
                     .map(|r| r.to_owned_record()),
             );
         }
-        // CAN_FASTPATH_FINALIZE: from the inputs that contribute live code.
+        // CAN_FASTPATH_FINALIZE: from the inputs that contribute live code
+        // and, for the sm_103 bit, from their functions' code.
         let fastpath = super::blackwell::output_fastpath_value(
             arch,
-            files
-                .iter()
-                .filter(|f| {
-                    live.func_of_text[f.id.0 as usize]
-                        .iter()
-                        .flatten()
-                        .any(|&fi| live.live[fi as usize])
-                })
-                .map(|f| {
-                    f.cubin
+            files.iter().filter_map(|f| {
+                let funcs = &live.func_of_text[f.id.0 as usize];
+                if !funcs.iter().flatten().any(|&fi| live.live[fi as usize]) {
+                    return None;
+                }
+                let value = f
+                    .cubin
+                    .sections
+                    .iter()
+                    .filter(|s| s.sh_type == SHT_CUDA_COMPAT)
+                    .filter_map(|s| compat::parse(s.data).ok())
+                    .flatten()
+                    .find(|r| r.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE)
+                    .and_then(|r| r.payload());
+                let mut input = super::blackwell::FastpathInput {
+                    value,
+                    live_code: Vec::new(),
+                    other_code: Vec::new(),
+                };
+                // The code is only read where the value alone does not decide.
+                if super::blackwell::fastpath_needs_code(arch, value) {
+                    for s in f
+                        .cubin
                         .sections
                         .iter()
-                        .filter(|s| s.sh_type == SHT_CUDA_COMPAT)
-                        .filter_map(|s| compat::parse(s.data).ok())
-                        .flatten()
-                        .find(|r| r.attr == EiCompat::EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE)
-                        .and_then(|r| r.payload())
-                }),
+                        .filter(|s| s.flags & crate::elf::SHF_EXECINSTR != 0)
+                    {
+                        match funcs[s.index as usize] {
+                            Some(fi) if live.live[fi as usize] => input.live_code.push(s.data),
+                            _ => input.other_code.push(s.data),
+                        }
+                    }
+                }
+                Some(input)
+            }),
         );
         super::blackwell::adjust_compat(&mut merged, arch, fastpath);
         if files.is_empty() {

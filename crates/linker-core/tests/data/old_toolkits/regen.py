@@ -18,6 +18,7 @@ TOOLKITS = {
     "118": ("nvidia-cuda-nvcc-cu11==11.8.89", "7.8"),
     "120": ("nvidia-cuda-nvcc-cu12==12.0.140", "8.0"),
     "126": ("nvidia-cuda-nvcc-cu12==12.6.85", "8.5"),
+    "129": ("nvidia-cuda-nvcc-cu12==12.9.86", "8.8"),
 }
 # name, sm, [(case, object, toolkit tag or "130")], extra options
 LINKS = [
@@ -32,6 +33,7 @@ LINKS = [
     ("sm90_118", 90, [("call_extern", o, "118") for o in "ab"], []),
     ("debug_126", 80, [("cu_debug", o, "126") for o in "ab"], ["-g"]),
     ("chain3_126_r", 80, [("call_chain3", o, "126") for o in "abc"], ["-r"]),
+    ("fastpath_129", 100, [("cu_debug_loc_undef_label", o, "129") for o in "ab"], ["-g"]),
 ]
 
 
