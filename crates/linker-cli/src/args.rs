@@ -85,6 +85,9 @@ pub struct LinkCommand {
     /// `-arch=compute_XX`: a virtual target; only the register-link file is
     /// written (see `linker_core::virtual_target_modules`).
     pub virtual_target: bool,
+    /// `--threads N` (culink only): link on N threads. The output does not
+    /// depend on it, and it is not recorded in the tkinfo note.
+    pub threads: Option<usize>,
 }
 
 /// What the user asked for.
@@ -156,6 +159,8 @@ Link options:
   -variables-used V,...        accepted as nvlink 13.0 (variables are kept; without
                                -kernels-used, no kernel counts as used)
   --why-live NAME              explain why function NAME is kept (repeatable)
+  --threads N                  link on N threads (default: RAYON_NUM_THREADS or one
+                               per CPU; the output is the same for any N)
   -time FILE                   append phase times as CSV to FILE ('-': stdout)
   --register-link-binaries=F   write the DEFINE_REGISTER_FUNC file crt/link.stub includes
   -report-arch                 messages end with (target: sm_XX)
@@ -301,6 +306,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("dump-callgraph-dot", &["dump-callgraph-dot"]),
     ("Map", &["Map", "map"]),
     ("why-live", &["why-live"]),
+    ("threads", &["threads"]),
     ("time", &["time"]),
     (
         "gen-host-linker-script",
@@ -548,6 +554,14 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 cmd.map_file = Some(PathBuf::from(value));
             }
             "why-live" => cmd.options.reports.why_live.push(value),
+            "threads" => match value.parse::<usize>() {
+                Ok(n) if n > 0 => cmd.threads = Some(n),
+                _ => {
+                    return Err(UsageError::fatal(format!(
+                        "Option '--threads' takes a positive number, not '{value}'"
+                    )))
+                }
+            },
             "variables-used" => cmd
                 .options
                 .variables_used

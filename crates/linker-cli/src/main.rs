@@ -190,12 +190,24 @@ fn diff(ours: &Path, reference: &Path, phdrs: bool) -> ExitCode {
     }
 }
 
-/// The one call into the library's link entry point (writing into `sink`).
+/// The one call into the library's link entry point (writing into `sink`),
+/// on a pool of `threads` threads when given (`--threads`; else rayon's
+/// default: `RAYON_NUM_THREADS` or one per CPU).
 fn run_link(
     options: &LinkOptions,
-    sink: &mut dyn OutputSink,
+    threads: Option<usize>,
+    sink: &mut (dyn OutputSink + Send),
 ) -> Result<(Vec<Diagnostic>, linker_core::LinkReports), LinkFailure> {
-    linker_core::link_to(options, sink)
+    match threads {
+        None => linker_core::link_to(options, sink),
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(|| linker_core::link_to(options, sink)),
+            Err(e) => Err(LinkFailure::from(linker_core::Error::new(
+                linker_core::ErrorKind::Io,
+                format!("cannot start {n} threads: {e}"),
+            ))),
+        },
+    }
 }
 
 /// Whether `a` is the file `b` (`b_meta`: `b`'s metadata, read once for
@@ -292,7 +304,7 @@ fn link(cmd: LinkCommand) -> ExitCode {
         }
     };
     let mut out = output::AtomicOutput::new(&output);
-    match run_link(&cmd.options, &mut out) {
+    match run_link(&cmd.options, cmd.threads, &mut out) {
         Ok((diagnostics, reports)) => {
             print_diags(&diagnostics);
             if !register(Some(&reports.registered_modules)) {

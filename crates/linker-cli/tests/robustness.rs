@@ -379,3 +379,49 @@ fn tool_args_recorded_or_omitted() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `--threads N` runs the link on N threads (said under `-v`), with the same
+/// output for any N; 0 and non-numbers are usage errors.
+#[test]
+fn threads_option() {
+    let d = scratch_with_inputs("threads");
+    let mut outputs = Vec::new();
+    for n in ["1", "3"] {
+        let out = format!("t{n}.cubin");
+        let o = culink_in(
+            &d,
+            &[
+                "-arch=sm_90",
+                "-v",
+                "--threads",
+                n,
+                "a.o",
+                "b.o",
+                "-o",
+                &out,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(&format!("ms on {n} threads")),
+            "{}",
+            text(&o.stderr)
+        );
+        outputs.push(std::fs::read(d.join(&out)).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    for bad in ["0", "x"] {
+        let o = culink_in(
+            &d,
+            &[
+                "-arch=sm_90",
+                &format!("--threads={bad}"),
+                "a.o",
+                "-o",
+                "x.cubin",
+            ],
+        );
+        fails_with(&o, "Option '--threads' takes a positive number");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -451,10 +451,11 @@ fn link_inner(
             diags.info(format!("phase {name:<9} {ms:9.3} ms{mem}"));
         }
         diags.info(format!(
-            "{} inputs, {} output sections, {} bytes written in {total:.3} ms",
+            "{} inputs, {} output sections, {} bytes written in {total:.3} ms on {} threads",
             files.len(),
             plan.sections.len(),
-            layout.file_size
+            layout.file_size,
+            rayon::current_num_threads()
         ));
     }
     let reports = crate::config::LinkReports {
