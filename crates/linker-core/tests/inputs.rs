@@ -502,6 +502,31 @@ fn cudadevrt_only_when_needed() {
     );
 }
 
+/// A `-r` output holds the names the linker and the driver resolve
+/// (`__UFT*`, `__UDT*`, `.nv.reservedSmem.offset0`) as GLOBAL undefined
+/// symbols (sm_90+); relinked with -lcudadevrt (as nvcc -dlink passes it),
+/// nvlink loads no libcudadevrt for them. culink loaded it whole (found by
+/// the real-code sweep: 971 differences for one kernel).
+#[test]
+fn relocatable_output_needs_no_device_runtime() {
+    let Some(k) = kit() else { return };
+    if !k.cuda_lib.join("libcudadevrt.a").is_file() {
+        assert!(!common::is_ci(), "CI=true but libcudadevrt.a is missing");
+        return;
+    }
+    let lib = k.cuda_lib.display().to_string();
+    k.nvlink(90, &["-r", "a.host90.o", "b.host90.o"], "ab.r90.o");
+    let nv = k.nvlink(
+        90,
+        &["ab.r90.o", &format!("-L{lib}"), "-lcudadevrt"],
+        "nv.r90.devrt.cubin",
+    );
+    let mut o = k.options(90, &["ab.r90.o"]);
+    o.library_paths = vec![k.cuda_lib.clone()];
+    o.libraries = vec![Library::new("cudadevrt")];
+    assert_like(&o, &nv, "-r output relinked with -lcudadevrt");
+}
+
 #[test]
 fn lazy_archives_extract_only_needed_members() {
     let Some(k) = kit() else { return };

@@ -925,10 +925,18 @@ fn defs_and_refs<'d>(f: &InputFile<'d>) -> (Vec<&'d str>, Vec<&'d str>) {
             // surface or sampler reference (a PTX `.texref`/`.surfref`: the
             // driver binds it by name; measured with nvcc objects and a
             // hand-written `.texref`; test `inputs::cudadevrt_only_when_needed`).
+            // Nor do the names the linker or the driver resolves
+            // (`__UFT*`/`__UDT*`, `.nv.reservedSmem.*`), which a `-r` output
+            // holds as GLOBAL (nvlink -r and culink -r alike): nvlink loads
+            // no libcudadevrt for them (sweep repro: a relink of an `-r`
+            // output with -lcudadevrt at sm_90+; test
+            // `inputs::relocatable_output_needs_no_device_runtime`).
             if b == STB_GLOBAL
                 && s.other & crate::elf::STO_CUDA_SHARED == 0
                 && !super::relocate::is_texture_kind(s.ty())
                 && !super::relocate::is_driver_provided(s.name)
+                && !super::relocate::UNIFIED_TABLE_SYMBOLS.contains(&s.name)
+                && !super::relocate::is_driver_variable(s.name)
             {
                 refs.push(s.name);
             }
