@@ -766,6 +766,10 @@ fn nvlink_options_users_pass_match_nvlink() {
         (&["-ignore-host-info"][..], true),
         (&["-keep-system-libraries"][..], false),
         (&["-ignore-host-info", "-keep-system-libraries"][..], true),
+        // An explicit kernel list wins over host pruning: the host never
+        // launches unused_k, yet nvlink keeps it (culink kept no kernel).
+        (&["-kernels-used=unused_k"][..], true),
+        (&["-kernels-used=used_k,unused_k"][..], true),
         (
             &[
                 "-Xptxas=-v",

@@ -261,7 +261,11 @@ fn link_inner(
         &mut diags,
     )?;
     let (register_ids, mut host_kernels) = load::loaded_modules(&modules, &images, &kept);
-    if opts.ignore_host_info {
+    // An explicit kernel list (`-kernels-used`, or `-variables-used`, which
+    // leaves none) wins over the host objects' references: nvlink 13.0.88
+    // keeps exactly the listed kernels, host-launched or not (real-code
+    // sweep; nvcc_dlink test `nvlink_options_users_pass_match_nvlink`).
+    if opts.ignore_host_info || opts.kernels_used.is_some() || opts.variables_used.is_some() {
         host_kernels = None;
     }
     if files.is_empty() {
