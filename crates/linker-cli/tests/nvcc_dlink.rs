@@ -1074,3 +1074,82 @@ fn whole_program_inputs_are_left_out_as_by_nvlink() {
     }
     let _ = std::fs::remove_dir_all(&k.dir);
 }
+
+/// `nvcc -c -ewp` (`--extensible-whole-program`) objects: their device code
+/// has `e_type` 0xff00 (`ET_LOPROC`), and nvlink links it as a relocatable
+/// object (nvcc -dlink passes such objects to nvlink). culink refused them
+/// ("not a relocatable object"; found by the real-code sweep); their empty
+/// `.nv.shared.reserved.0` and its alias symbol are not written, as by nvlink.
+#[test]
+fn extensible_whole_program_objects_link_as_by_nvlink() {
+    let Some(k) = kit("ewp") else { return };
+    let real_nvcc = k.root.join("bin/nvcc");
+    k.nvcc_dc(&real_nvcc, "h", HOSTINFO_CU, &["-arch=sm_90"]);
+    std::fs::write(
+        k.dir.join("e.cu"),
+        "__global__ void ek(float* o) { o[threadIdx.x] = sinf(o[threadIdx.x]); }\n",
+    )
+    .unwrap();
+    run(
+        Command::new(&real_nvcc).current_dir(&k.dir).args([
+            "-ccbin",
+            &k.cc,
+            "-arch=sm_90",
+            "-c",
+            "-ewp",
+            "e.cu",
+            "-o",
+            "e.o",
+        ]),
+        "nvcc -c -ewp e.cu",
+    );
+    let lib = format!("-L{}", k.root.join("lib64").display());
+    for inputs in [&["e.o"][..], &["h.o", "e.o"][..]] {
+        // (nvlink does not overwrite an existing register-link file.)
+        let _ = std::fs::remove_file(k.dir.join("nv.reg.c"));
+        let args = |out: &str, reg: &str| -> Vec<String> {
+            let mut a = vec![
+                "-arch=sm_90".to_string(),
+                format!("--register-link-binaries={reg}"),
+                lib.clone(),
+            ];
+            a.extend(inputs.iter().map(|s| s.to_string()));
+            a.extend(["-lcudadevrt".into(), "-o".into(), out.into()]);
+            a
+        };
+        run(
+            Command::new(k.root.join("bin/nvlink"))
+                .current_dir(&k.dir)
+                .args(args("nv.cubin", "nv.reg.c")),
+            "nvlink",
+        );
+        let cu = culink_in(&k.dir, &args("cu.cubin", "cu.reg.c"));
+        assert!(cu.status.success(), "{inputs:?}: {}", text(&cu.stderr));
+        assert_equivalent(
+            &k.dir.join("cu.cubin"),
+            &k.dir.join("nv.cubin"),
+            &format!("{inputs:?}"),
+        );
+        assert_eq!(
+            std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
+            std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap(),
+            "{inputs:?}"
+        );
+        // nvlink's warning for the non-ewp input, and -Werror's failure.
+        let warning = "'h.o': -ewp compiled objects should only link with libcudadevrt";
+        assert_eq!(
+            text(&cu.stderr).contains(warning),
+            inputs.contains(&"h.o"),
+            "{inputs:?}: {}",
+            text(&cu.stderr)
+        );
+        let mut strict = args("cu2.cubin", "cu2.reg.c");
+        strict.push("-Werror".into());
+        assert_eq!(
+            culink_in(&k.dir, &strict).status.success(),
+            !inputs.contains(&"h.o"),
+            "{inputs:?} -Werror"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&k.dir);
+}

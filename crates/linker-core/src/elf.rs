@@ -11,6 +11,11 @@
 pub const ET_REL: u16 = 1;
 /// `e_type`: executable (a final cubin).
 pub const ET_EXEC: u16 = 2;
+/// `e_type` of the device code of `nvcc -ewp` (`--extensible-whole-program`)
+/// objects (`ET_LOPROC`): a relocatable object in all but name, which nvlink
+/// 13.0.88 links as one (its output equals that of the same object with
+/// `e_type` `ET_REL`, measured at sm_80/90/100).
+pub const ET_CUDA_EWP: u16 = 0xff00;
 /// `p_type`: loadable segment.
 pub const PT_LOAD: u32 = 1;
 /// `p_type`: the program header table itself.

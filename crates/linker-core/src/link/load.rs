@@ -838,6 +838,22 @@ pub(crate) fn parse_all<'d, 'm>(
     }
     diags.checkpoint()?;
     let groups: Vec<Group> = images.iter().map(|i| i.group).collect();
+    // nvlink 13.0.88 warns about every input but libcudadevrt's members
+    // that is no `-ewp` object when one is (-Werror makes it an error).
+    let ewp = |f: &InputFile<'_>| f.cubin.header.e_type == crate::elf::ET_CUDA_EWP;
+    if files.iter().any(ewp) {
+        for (f, g) in files.iter().zip(&groups) {
+            if !ewp(f) && !matches!(g, Group::DevRt { .. }) {
+                diags.warning(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "'{}': -ewp compiled objects should only link with libcudadevrt",
+                        f.name
+                    ),
+                ));
+            }
+        }
+    }
     let keep = select(&files, &groups, keep_system_libraries);
     let mut out = Vec::with_capacity(files.len());
     let mut pages = Vec::with_capacity(files.len());
@@ -1044,7 +1060,7 @@ fn parse_one<'d>(
     warning: &mut Option<Error>,
 ) -> Result<InputFile<'d>> {
     let cubin = Cubin::parse(data).map_err(|e| e.in_file(name))?;
-    if cubin.header.e_type != ET_REL {
+    if cubin.header.e_type != ET_REL && cubin.header.e_type != crate::elf::ET_CUDA_EWP {
         return Err(Error::new(
             ErrorKind::Unsupported,
             format!(

@@ -403,6 +403,12 @@ impl<'d> Mercury<'d> {
                         // Reserved shared memory mirrors its SASS twin's
                         // layout, less the reserved offset the SASS side
                         // starts from (nvlink: 0x80 here for 0xc0 there).
+                        // An empty one goes with its SASS twin
+                        // (`sections`: `nvcc -ewp` objects).
+                        if s.sh_type == SHT_CUDA_SHARED_RESERVED && s.size == 0 && !plan.relocatable
+                        {
+                            continue;
+                        }
                         if s.sh_type == SHT_CUDA_SHARED_RESERVED {
                             let twin = s.name.strip_prefix(".nv.merc").and_then(|n| {
                                 f.cubin.sections.iter().find(|t| !is_merc(t) && t.name == n)

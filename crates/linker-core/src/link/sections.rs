@@ -1702,6 +1702,10 @@ pub(crate) fn plan(
                     }
                 }
                 plan.placement[fid][i] = Some(Placement { out: id, offset: 0 });
+            } else if s.sh_type == SHT_CUDA_SHARED_RESERVED && s.size == 0 && !plan.relocatable {
+                // An empty one (`nvcc -ewp` objects at sm_75-100, with a weak
+                // `__nv_reservedSMEM_offset_0_alias` in it): nvlink 13.0.88
+                // writes neither section nor symbol.
             } else if s.sh_type == SHT_CUDA_SHARED_RESERVED {
                 place_reserved_shared(
                     &mut plan,
