@@ -1948,13 +1948,26 @@ pub(crate) fn plan(
     // `-g` also writes it for the link's module-scope region (the variables
     // several kernels or none use: `debug_dynamic_shared`).
     let debug_region = device_debug && !relocatable && !plan.shared.region.is_empty();
-    if (any_dynamic_shared || debug_region) && !have_debug_shared {
+    // A module-scope region aligned past the dynamic window's 16: nvlink
+    // 13.0.88 then writes no section for the windows (measured at sm_75, 90,
+    // 100 with a 32- and a 128-aligned `static __shared__` array of a device
+    // function two kernels call, the `extern __shared__` user either kernel or
+    // a third; 16 or less, or one kernel's alone: written; real-code sweep),
+    // and with -g aligns it as the region.
+    let region_align = if plan.shared.region.is_empty() {
+        1
+    } else {
+        plan.shared.region_align
+    };
+    let over_aligned = region_align > super::shared::DYNAMIC_SHARED_ALIGN;
+    let dynamic_only = any_dynamic_shared && !(over_aligned && !device_debug && !relocatable);
+    if (dynamic_only || debug_region) && !have_debug_shared {
         let mut o = OutSection::new(".nv_debug.shared", SHT_NOBITS, Role::NoBits);
         o.flags = SHF_WRITE | SHF_ALLOC;
         // Created for the region alone: the region's alignment (measured:
         // 1, 4, 8 with a char, float, double the largest).
         o.align = if any_dynamic_shared {
-            super::shared::DYNAMIC_SHARED_ALIGN
+            super::shared::DYNAMIC_SHARED_ALIGN.max(region_align)
         } else {
             plan.shared.region_align
         };
