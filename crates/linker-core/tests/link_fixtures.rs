@@ -598,6 +598,16 @@ fn check_error(case: &Case, sm: u32, nvlink_stderr: &str, fails: &mut Vec<String
     // And they are errors of the same kinds (a size mismatch reported next to
     // a multiple definition, not instead of it).
     let ours: String = errors.iter().map(|e| format!("error: {e}\n")).collect();
+    // Register-limit errors come in nvlink's order (the entry functions').
+    let (theirs_limits, ours_limits) = (
+        register_limit_entries(nvlink_stderr),
+        register_limit_entries(&ours),
+    );
+    if theirs_limits != ours_limits {
+        fails.push(format!(
+            "{tag}: register-limit errors in another order: nvlink {theirs_limits:?}, culink {ours_limits:?}"
+        ));
+    }
     let (theirs, ours) = (error_classes(nvlink_stderr), error_classes(&ours));
     if theirs != ours {
         fails.push(format!(
@@ -605,6 +615,16 @@ fn check_error(case: &Case, sm: u32, nvlink_stderr: &str, fails: &mut Vec<String
             render_failure(&failure)
         ));
     }
+}
+
+/// The entry functions of the "entry function 'k' with max regcount of N calls
+/// function ..." errors in `stderr`, in order.
+fn register_limit_entries(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("with max regcount of"))
+        .filter_map(|l| quoted(l).into_iter().next())
+        .collect()
 }
 
 #[test]

@@ -1270,6 +1270,10 @@ pub(crate) fn build(
     // `EIATTR_NUM_MBARRIERS` sums every live function when there is at most
     // one kernel (see [`kernel_mbarriers`]).
     let lone_kernel = kernels < 2;
+    // Register-limit errors, reported in nvlink's order: the reverse of the
+    // functions' (as its `.nv.info` records; measured with kernels in three
+    // objects in three orders).
+    let mut regcount_errors = Vec::new();
     // `-r`: no call-tree propagation (the final link does it).
     for &fi in live_funcs.iter().filter(|_| !plan.relocatable) {
         let func = &live.funcs[fi as usize];
@@ -1317,7 +1321,7 @@ pub(crate) fn build(
                     let func = &live.funcs[f as usize];
                     files[func.key.file.0 as usize].cubin.symbols[func.sym as usize].name
                 };
-                diags.error(Error::new(
+                regcount_errors.push(Error::new(
                     ErrorKind::Overflow,
                     format!(
                         "entry function '{}' with max regcount of {max} calls function '{}' with regcount of {}",
@@ -1368,6 +1372,9 @@ pub(crate) fn build(
         if !live.host_unused.get(fi as usize).copied().unwrap_or(false) {
             min_stack.push((ksym, u32::try_from(depth).unwrap_or(u32::MAX)));
         }
+    }
+    for e in regcount_errors.into_iter().rev() {
+        diags.error(e);
     }
     if opts.suppress_stack_size_warning {
         stack_warnings.clear();
