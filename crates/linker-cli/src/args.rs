@@ -156,6 +156,8 @@ Link options:
   --dump-callgraph             print the call graph (nvlink's format) on stderr
   --dump-callgraph-dot FILE    write the call graph as Graphviz DOT
   --print-map, -Map=FILE       print / write the link map (sections, contributions, symbols)
+  -kernels-used K,...          keep only the kernels whose names contain one of K (and
+                               what they reach); wins over host-reference pruning
   -variables-used V,...        accepted as nvlink 13.0 (variables are kept; without
                                -kernels-used, no kernel counts as used)
   --why-live NAME              explain why function NAME is kept (repeatable)
