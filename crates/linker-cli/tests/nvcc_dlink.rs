@@ -169,6 +169,30 @@ impl Kit {
         );
     }
 
+    /// Runs nvlink and culink on the same arguments (`args(cubin, reg)`:
+    /// nvlink writes `nv.cubin`/`nv.reg.c`, culink `cu.*`), requires culink to
+    /// succeed with an equivalent cubin and the same register-link file, and
+    /// returns culink's output. nvlink leaves an existing register-link file
+    /// as it is, so the previous one is removed first.
+    fn link_files_both(&self, args: impl Fn(&str, &str) -> Vec<String>, what: &str) -> Output {
+        let _ = std::fs::remove_file(self.dir.join("nv.reg.c"));
+        run(
+            Command::new(self.root.join("bin/nvlink"))
+                .current_dir(&self.dir)
+                .args(args("nv.cubin", "nv.reg.c")),
+            &format!("nvlink ({what})"),
+        );
+        let cu = culink_in(&self.dir, &args("cu.cubin", "cu.reg.c"));
+        assert!(cu.status.success(), "{what}: {}", text(&cu.stderr));
+        assert_equivalent(&self.dir.join("cu.cubin"), &self.dir.join("nv.cubin"), what);
+        assert_eq!(
+            std::fs::read_to_string(self.dir.join("cu.reg.c")).unwrap(),
+            std::fs::read_to_string(self.dir.join("nv.reg.c")).unwrap(),
+            "{what}"
+        );
+        cu
+    }
+
     /// Runs nvcc's nvlink command line `line` with nvlink (output `nv.cubin`,
     /// `nv.reg.c`) and with culink as the shadow toolkit's nvlink (`cu.*`),
     /// and checks the cubins are equivalent.
@@ -1053,24 +1077,7 @@ fn whole_program_inputs_are_left_out_as_by_nvlink() {
             a.extend(["-o".into(), out.into()]);
             a
         };
-        run(
-            Command::new(k.root.join("bin/nvlink"))
-                .current_dir(&k.dir)
-                .args(args("nv.cubin", "nv.reg.c")),
-            "nvlink",
-        );
-        let cu = culink_in(&k.dir, &args("cu.cubin", "cu.reg.c"));
-        assert!(cu.status.success(), "{inputs:?}: {}", text(&cu.stderr));
-        assert_equivalent(
-            &k.dir.join("cu.cubin"),
-            &k.dir.join("nv.cubin"),
-            &format!("{inputs:?}"),
-        );
-        assert_eq!(
-            std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
-            std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap(),
-            "{inputs:?}"
-        );
+        k.link_files_both(args, &format!("{inputs:?}"));
     }
     let _ = std::fs::remove_dir_all(&k.dir);
 }
@@ -1105,8 +1112,6 @@ fn extensible_whole_program_objects_link_as_by_nvlink() {
     );
     let lib = format!("-L{}", k.root.join("lib64").display());
     for inputs in [&["e.o"][..], &["h.o", "e.o"][..]] {
-        // (nvlink does not overwrite an existing register-link file.)
-        let _ = std::fs::remove_file(k.dir.join("nv.reg.c"));
         let args = |out: &str, reg: &str| -> Vec<String> {
             let mut a = vec![
                 "-arch=sm_90".to_string(),
@@ -1117,24 +1122,7 @@ fn extensible_whole_program_objects_link_as_by_nvlink() {
             a.extend(["-lcudadevrt".into(), "-o".into(), out.into()]);
             a
         };
-        run(
-            Command::new(k.root.join("bin/nvlink"))
-                .current_dir(&k.dir)
-                .args(args("nv.cubin", "nv.reg.c")),
-            "nvlink",
-        );
-        let cu = culink_in(&k.dir, &args("cu.cubin", "cu.reg.c"));
-        assert!(cu.status.success(), "{inputs:?}: {}", text(&cu.stderr));
-        assert_equivalent(
-            &k.dir.join("cu.cubin"),
-            &k.dir.join("nv.cubin"),
-            &format!("{inputs:?}"),
-        );
-        assert_eq!(
-            std::fs::read_to_string(k.dir.join("cu.reg.c")).unwrap(),
-            std::fs::read_to_string(k.dir.join("nv.reg.c")).unwrap(),
-            "{inputs:?}"
-        );
+        let cu = k.link_files_both(args, &format!("{inputs:?}"));
         // nvlink's warning for the non-ewp input, and -Werror's failure.
         let warning = "'h.o': -ewp compiled objects should only link with libcudadevrt";
         assert_eq!(

@@ -427,12 +427,9 @@ fn archives_by_path_thin_and_by_name() {
 
 #[test]
 fn cudadevrt_only_when_needed() {
-    let Some(k) = kit() else { return };
-    if !k.cuda_lib.join("libcudadevrt.a").is_file() {
-        assert!(!common::is_ci(), "CI=true but libcudadevrt.a is missing");
+    let Some((k, lib)) = kit_with_devrt() else {
         return;
-    }
-    let lib = k.cuda_lib.display().to_string();
+    };
     let nv = k.nvlink(
         90,
         &[
@@ -502,6 +499,18 @@ fn cudadevrt_only_when_needed() {
     );
 }
 
+/// The kit and its libcudadevrt directory, when the toolkit has the library
+/// (under `CI=true` it must).
+fn kit_with_devrt() -> Option<(&'static Kit, String)> {
+    let k = kit()?;
+    if !k.cuda_lib.join("libcudadevrt.a").is_file() {
+        assert!(!common::is_ci(), "CI=true but libcudadevrt.a is missing");
+        return None;
+    }
+    let lib = k.cuda_lib.display().to_string();
+    Some((k, lib))
+}
+
 /// A `-r` output holds the names the linker and the driver resolve
 /// (`__UFT*`, `__UDT*`, `.nv.reservedSmem.offset0`) as GLOBAL undefined
 /// symbols (sm_90+); relinked with -lcudadevrt (as nvcc -dlink passes it),
@@ -509,12 +518,9 @@ fn cudadevrt_only_when_needed() {
 /// the real-code sweep: 971 differences for one kernel).
 #[test]
 fn relocatable_output_needs_no_device_runtime() {
-    let Some(k) = kit() else { return };
-    if !k.cuda_lib.join("libcudadevrt.a").is_file() {
-        assert!(!common::is_ci(), "CI=true but libcudadevrt.a is missing");
+    let Some((k, lib)) = kit_with_devrt() else {
         return;
-    }
-    let lib = k.cuda_lib.display().to_string();
+    };
     k.nvlink(90, &["-r", "a.host90.o", "b.host90.o"], "ab.r90.o");
     let nv = k.nvlink(
         90,
