@@ -842,110 +842,73 @@ mod tests {
     /// Expected values measured with nvlink 13.0.88 (see `output_fastpath_value`).
     #[test]
     fn fastpath_value() {
-        let s = SmArch::new;
-        let v = |first: u8| [first, 0, 0, 0, 0, 0, 0, 0];
-        let (x9, x1, x50) = (v(0x09), v(0x01), v(0x50));
-        // One instruction (a 16-byte slot) with the given opcode field.
-        let insn = |op: u16| {
+        // Opcode fields (one 16-byte instruction each).
+        const IADD: u16 = 0x210;
+        const DADD: u16 = 0x229;
+        const FSETP_IMM: u16 = 0x80b;
+        const FSETP_REG: u16 = 0x20b;
+        const DSETP_IMM: u16 = 0x42a;
+        // An input: its attribute's first byte (None: CUDA 12, no attribute),
+        // the opcodes of its live code, those of its other code.
+        type In = (Option<u8>, &'static [u16], &'static [u16]);
+        type Attr = [u8; 8];
+        type Insn = [u8; 16];
+        #[rustfmt::skip]
+        let cases: &[(&str, u32, &[In], u8)] = &[
+            ("a 0x01 input with live D-ops wins, first", 100,
+             &[(Some(0x01), &[DADD], &[]), (Some(0x09), &[IADD], &[])], 0x01),
+            ("a 0x01 input with live D-ops wins, second", 100,
+             &[(Some(0x09), &[IADD], &[]), (Some(0x01), &[DADD], &[])], 0x01),
+            ("one 0x09 input", 100, &[(Some(0x09), &[IADD], &[])], 0x09),
+            ("the 0x01 input's D-op is dead", 100,
+             &[(Some(0x01), &[IADD, FSETP_REG], &[DADD])], 0x09),
+            ("the 0x01 input's FSETP-immediate is dead", 100,
+             &[(Some(0x01), &[IADD], &[FSETP_IMM])], 0x09),
+            ("the dead code does not explain the 0x01", 100,
+             &[(Some(0x01), &[IADD], &[IADD])], 0x01),
+            ("the live code holds a D-op the table may misjudge", 100,
+             &[(Some(0x01), &[DSETP_IMM], &[DADD])], 0x01),
+            ("sm_120: the attribute, whatever the code", 120,
+             &[(Some(0x50), &[DADD], &[]), (Some(0x50), &[IADD], &[])], 0x50),
+            ("an sm_103 link of sm_100 objects", 103, &[(Some(0x09), &[IADD], &[])], 0),
+            ("CUDA 12 objects: the code decides (dead D-op)", 100,
+             &[(None, &[IADD], &[]), (None, &[FSETP_REG], &[DADD])], 0x09),
+            ("CUDA 12 objects: the code decides (live D-op)", 100,
+             &[(None, &[IADD], &[]), (None, &[DADD], &[])], 0x01),
+            ("no input contributes code", 100, &[], 0),
+        ];
+        let insn = |op: &u16| {
             let mut i = [0u8; 16];
             i[..2].copy_from_slice(&op.to_le_bytes());
             i
         };
-        let (iadd, dadd, fsetp_imm, fsetp_reg, dsetp_imm) = (
-            insn(0x210),
-            insn(0x229),
-            insn(0x80b),
-            insn(0x20b),
-            insn(0x42a),
-        );
-        let input = |value: Option<&'static [u8; 8]>, live: &[&[u8; 16]], other: &[&[u8; 16]]| {
-            FastpathInput {
-                value: value.map(|b| &b[..]),
-                live_code: live
-                    .iter()
-                    .map(|c| Box::leak(Box::new(**c)) as &[u8])
-                    .collect(),
-                other_code: other
-                    .iter()
-                    .map(|c| Box::leak(Box::new(**c)) as &[u8])
-                    .collect(),
-            }
-        };
-        let leak = |x: [u8; 8]| -> &'static [u8; 8] { Box::leak(Box::new(x)) };
-        let (x9, x1, x50) = (leak(x9), leak(x1), leak(x50));
-        let f =
-            |target, inputs: Vec<FastpathInput<'static>>| output_fastpath_value(target, inputs)[0];
-        assert_eq!(
-            f(
-                s(100),
-                vec![
-                    input(Some(x1), &[&dadd], &[]),
-                    input(Some(x9), &[&iadd], &[])
-                ]
-            ),
-            0x01
-        );
-        assert_eq!(
-            f(
-                s(100),
-                vec![
-                    input(Some(x9), &[&iadd], &[]),
-                    input(Some(x1), &[&dadd], &[])
-                ]
-            ),
-            0x01
-        );
-        assert_eq!(f(s(100), vec![input(Some(x9), &[&iadd], &[])]), 0x09);
-        // The 0x01 object's double-precision function is dead.
-        assert_eq!(
-            f(
-                s(100),
-                vec![input(Some(x1), &[&iadd, &fsetp_reg], &[&dadd])]
-            ),
-            0x09
-        );
-        assert_eq!(
-            f(s(100), vec![input(Some(x1), &[&iadd], &[&fsetp_imm])]),
-            0x09
-        );
-        // ... but not when the 0x01 is not explained by the dead code, or the
-        // live code holds what the table may misjudge.
-        assert_eq!(f(s(100), vec![input(Some(x1), &[&iadd], &[&iadd])]), 0x01);
-        assert_eq!(
-            f(s(100), vec![input(Some(x1), &[&dsetp_imm], &[&dadd])]),
-            0x01
-        );
-        assert_eq!(
-            f(
-                s(120),
-                vec![
-                    input(Some(x50), &[&dadd], &[]),
-                    input(Some(x50), &[&iadd], &[])
-                ]
-            ),
-            0x50
-        );
-        // An sm_103 link of sm_100 objects.
-        assert_eq!(f(s(103), vec![input(Some(x9), &[&iadd], &[])]), 0);
-        // CUDA 12 objects without the attribute: the code decides.
-        assert_eq!(
-            f(
-                s(100),
-                vec![
-                    input(None, &[&iadd], &[]),
-                    input(None, &[&fsetp_reg], &[&dadd])
-                ]
-            ),
-            0x09
-        );
-        assert_eq!(
-            f(
-                s(100),
-                vec![input(None, &[&iadd], &[]), input(None, &[&dadd], &[])]
-            ),
-            0x01
-        );
-        // No input contributes code (data-only objects).
-        assert_eq!(f(s(100), vec![]), 0);
+        for (what, sm, ins, want) in cases {
+            let owned: Vec<(Attr, Vec<Insn>, Vec<Insn>)> = ins
+                .iter()
+                .map(|(v, live, other)| {
+                    let mut value = [0u8; 8];
+                    value[0] = v.unwrap_or(0);
+                    (
+                        value,
+                        live.iter().map(insn).collect(),
+                        other.iter().map(insn).collect(),
+                    )
+                })
+                .collect();
+            let inputs: Vec<_> = ins
+                .iter()
+                .zip(&owned)
+                .map(|((v, _, _), (value, live, other))| FastpathInput {
+                    value: v.map(|_| &value[..]),
+                    live_code: live.iter().map(|c| &c[..]).collect(),
+                    other_code: other.iter().map(|c| &c[..]).collect(),
+                })
+                .collect();
+            assert_eq!(
+                output_fastpath_value(SmArch::new(*sm), inputs)[0],
+                *want,
+                "{what}"
+            );
+        }
     }
 }
