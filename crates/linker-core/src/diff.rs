@@ -80,7 +80,8 @@ pub fn diff(ours: &Cubin<'_>, reference: &Cubin<'_>) -> Vec<Difference> {
     let _span = tracing::debug_span!("diff").entered();
     let mut out = Vec::new();
     diff_header(ours, reference, &mut out);
-    let (o, r) = (Side::new(ours), Side::new(reference));
+    let (o, mut r) = (Side::new(ours), Side::new(reference));
+    pair_hashed(&o, &mut r);
     diff_sections(&o, &r, &mut out);
     diff_symbols(&o, &r, &mut out);
     diff_relocs(&o, &r, &mut out);
@@ -144,10 +145,13 @@ fn diff_header(o: &Cubin<'_>, r: &Cubin<'_>, out: &mut Vec<Difference>) {
 /// A section symbol of a duplicated section takes the qualifier of the function
 /// defined at offset 0 of that section. So a relocation or attribute that names
 /// the wrong `helper` is still caught, and a changed instruction inside one copy
-/// does not rename it.
+/// does not rename it (the two sides' unmatched hash-qualified copies are paired
+/// by [`pair_hashed`]).
 struct Side<'a, 'd> {
     c: &'a Cubin<'d>,
     ids: Vec<String>,
+    /// Per symbol: its id is qualified by [`content_hash`].
+    hashed: Vec<bool>,
     /// `.nv.merc.symtab` (Blackwell), when present.
     merc: Vec<MercSym>,
 }
@@ -257,6 +261,7 @@ impl<'a, 'd> Side<'a, 'd> {
             return Side {
                 c,
                 ids,
+                hashed: vec![false; n],
                 merc: merc_symbols(c),
             };
         }
@@ -274,6 +279,7 @@ impl<'a, 'd> Side<'a, 'd> {
             }
         }
         let mut section_syms = Vec::new();
+        let mut hashed = vec![false; n];
         for g in &dups {
             for &i in g.iter() {
                 let sym = &c.symbols[i as usize];
@@ -291,6 +297,7 @@ impl<'a, 'd> Side<'a, 'd> {
                     let list: Vec<&str> = refs.iter().map(String::as_str).collect();
                     format!("{}#[{}]", names[i as usize], list.join(","))
                 } else {
+                    hashed[i as usize] = true;
                     format!("{}#{:08x}", names[i as usize], content_hash(c, sym))
                 };
             }
@@ -305,15 +312,20 @@ impl<'a, 'd> Side<'a, 'd> {
             });
             ids[i as usize] = match func {
                 Some(f) if ids[f] != names[f] => {
+                    hashed[i as usize] = hashed[f];
                     let q = &ids[f][names[f].len()..];
                     format!("{}{q}", names[i as usize])
                 }
-                _ => format!("{}#{:08x}", names[i as usize], content_hash(c, sym)),
+                _ => {
+                    hashed[i as usize] = true;
+                    format!("{}#{:08x}", names[i as usize], content_hash(c, sym))
+                }
             };
         }
         Side {
             c,
             ids,
+            hashed,
             merc: merc_symbols(c),
         }
     }
@@ -323,6 +335,50 @@ impl<'d> std::ops::Deref for Side<'_, 'd> {
     type Target = Cubin<'d>;
     fn deref(&self) -> &Cubin<'d> {
         self.c
+    }
+}
+
+/// Gives the reference's content-hash-qualified symbols that match none of
+/// ours the ids of ours that match none of the reference's, pairing the
+/// copies of one name in section order (then value), when both sides have
+/// the same number of such copies. A copy whose code differs (nvlink
+/// re-finalized one of two `static` kernels `k` at sm_100+) is then reported
+/// as the difference in its section, not as one symbol missing and another
+/// extra, with every attribute and relocation naming it following.
+fn pair_hashed(o: &Side<'_, '_>, r: &mut Side<'_, '_>) {
+    type Copies = BTreeMap<String, Vec<(u32, u64, u32)>>;
+    let unmatched = |a: &Side<'_, '_>, b: &Side<'_, '_>| -> Copies {
+        let theirs: std::collections::HashSet<&str> = b.ids.iter().map(String::as_str).collect();
+        let mut by_name = Copies::new();
+        for (i, id) in a.ids.iter().enumerate() {
+            if !a.hashed[i] || theirs.contains(id.as_str()) {
+                continue;
+            }
+            let Some((base, _)) = id.rsplit_once('#') else {
+                continue;
+            };
+            let sym = &a.c.symbols[i];
+            by_name.entry(base.to_string()).or_default().push((
+                sym.section().unwrap_or(u32::MAX),
+                sym.value,
+                i as u32,
+            ));
+        }
+        for v in by_name.values_mut() {
+            v.sort_unstable();
+        }
+        by_name
+    };
+    let (ours, refs) = (unmatched(o, r), unmatched(r, o));
+    for (base, mine) in &ours {
+        match refs.get(base) {
+            Some(theirs) if theirs.len() == mine.len() => {
+                for (a, b) in mine.iter().zip(theirs) {
+                    r.ids[b.2 as usize] = o.ids[a.2 as usize].clone();
+                }
+            }
+            _ => {}
+        }
     }
 }
 

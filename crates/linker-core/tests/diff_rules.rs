@@ -380,3 +380,33 @@ fn no_panic_on_damaged_input() {
         let _ = name;
     }
 }
+
+#[test]
+fn changed_copy_of_a_twin_local_kernel_is_a_text_difference() {
+    // Two static kernels `sk` (inputs a and c of fixture static_kernel_twins);
+    // nothing but their own sections refers to them, so diff tells them apart
+    // by content. A scheduling bit flipped in either copy (as when nvlink
+    // re-finalizes one copy at sm_100+) must be reported as that copy's text
+    // difference, not as one `sk` missing and another extra.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/link/static_kernel_twins");
+    for sm in [75, 90, 100] {
+        let bytes = std::fs::read(dir.join(format!("nvlink.sm_{sm}.cubin"))).unwrap();
+        let c = parse(&bytes);
+        let copies: Vec<_> = c.sections.iter().filter(|s| s.name == ".text.sk").collect();
+        assert_eq!(copies.len(), 2, "sm_{sm}");
+        for copy in copies {
+            // Byte 15 of the second instruction: scheduling control only.
+            let at = copy.offset as usize + 0x1f;
+            let d = mutated(&bytes, |m| m[at] ^= 0x08);
+            assert!(!d.is_empty(), "sm_{sm}");
+            for x in &d {
+                assert_eq!(x.kind, DiffKind::Text, "sm_{sm}:\n{}", show(&d));
+                assert!(
+                    x.to_string().contains("`sk#") && x.to_string().contains("offset 0x10"),
+                    "sm_{sm}:\n{}",
+                    show(&d)
+                );
+            }
+        }
+    }
+}
