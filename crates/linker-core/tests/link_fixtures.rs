@@ -57,6 +57,12 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "and on Blackwell nvlink's relink of that output pairs the second table with the first one's Mercury twin (culink's relinks equal the direct link)",
     ),
     (
+        "bank2_kernel_loser_table_r",
+        &[75, 89, 90, 100, 120],
+        Some(&[".nv.constant", "nvlink's -r output"]),
+        "as bank2_relink_order, for a kernel's table: nvlink -r appends the losing copy's table to the winning kernel's `.nv.constant2.<k>` (and Mercury twin), culink -r keeps it as a second section of that name, which culink's relinks append to the kernel's bank as the direct link does; nvlink's relink of its own -r output leaves the bank 8 bytes short (0x18; direct link 0x20)",
+    ),
+    (
         "bank2_replaced_longer",
         &[100, 103, 120, 121],
         Some(&["text of function `k`"]),
@@ -714,7 +720,9 @@ fn every_fixture_links_like_nvlink() {
             None => fails.extend(case_fails),
         }
     }
-    for (name, archs, _, _) in KNOWN_ARCH_GAPS {
+    // (With `CULINK_FIXTURES` set, only the named cases are there.)
+    let all_cases = std::env::var("CULINK_FIXTURES").map_or(true, |v| v.is_empty());
+    for (name, archs, _, _) in KNOWN_ARCH_GAPS.iter().filter(|_| all_cases) {
         assert!(
             cases
                 .iter()
@@ -722,7 +730,7 @@ fn every_fixture_links_like_nvlink() {
             "KNOWN_ARCH_GAPS names a case or arch that does not exist: {name} {archs:?}"
         );
     }
-    for (name, _) in KNOWN_GAPS {
+    for (name, _) in KNOWN_GAPS.iter().filter(|_| all_cases) {
         assert!(
             cases.iter().any(|c| c.name == *name),
             "KNOWN_GAPS names a case that does not exist: {name}"

@@ -1563,6 +1563,19 @@ pub(crate) fn plan(
             let owner = f.owner[i];
             let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
             if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
+                if let Some(fi) = owner_func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
+                    // A `-r` output's read-time loser's table on a kernel:
+                    // appended to the kernel's bank as the direct link
+                    // appends the losing copy's (difftest -r pipeline
+                    // 860012; fixture `bank2_kernel_loser_table_r`), not a
+                    // second bank of the kernel's name.
+                    if orphan_table(f, s.index) {
+                        if live.live[fi as usize] {
+                            b2.losers.entry(fi).or_default().push((f.id, s.index));
+                        }
+                        continue;
+                    }
+                }
                 if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
                     // A `-r` output's read-time loser's table on a function
                     // without a table of its own: a bank of the function's

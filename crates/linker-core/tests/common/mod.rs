@@ -249,12 +249,25 @@ pub fn link_dir() -> PathBuf {
 ///
 /// # Panics
 /// When `tests/link` cannot be read or a `case.txt` does not parse.
+///
+/// `CULINK_FIXTURES=a,b` limits them to the named cases (a developer's
+/// shortcut; unset, as in CI, every case runs).
 pub fn cases() -> Vec<Case> {
+    let only: Option<Vec<String>> = std::env::var("CULINK_FIXTURES")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').map(str::to_string).collect());
     let dir = link_dir();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
+        .filter(|p| {
+            only.as_ref().is_none_or(|names| {
+                p.file_name()
+                    .is_some_and(|n| names.iter().any(|x| n == x.as_str()))
+            })
+        })
         .collect();
     dirs.sort();
     dirs.iter()
