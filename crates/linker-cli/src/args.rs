@@ -442,6 +442,9 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut fast_compile = false;
     let mut nvvm_path = false;
     let mut host_script: Option<String> = None;
+    // ptxas options for PTX inputs, assembled in nvlink's order below.
+    let mut xptxas: Vec<String> = Vec::new();
+    let mut ptxas_late: [Option<String>; 3] = [None, None, None];
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "-" || !a.starts_with('-') {
@@ -595,12 +598,14 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             }
             "device-stack-protector" => {
                 // Stack protectors are compiler work: no effect on a link of
-                // compiled code (nvlink: equivalent outputs either way).
+                // compiled code (nvlink: equivalent outputs either way), but
+                // PTX inputs are compiled with it.
                 if value != "true" && value != "false" {
                     return Err(UsageError::fatal(format!(
                         "'{value}': expected true or false"
                     )));
                 }
+                ptxas_late[1] = Some(format!("-device-stack-protector={value}"));
             }
             "uidx-file" => {
                 // nvlink reads it for link-time optimization; culink links
@@ -612,7 +617,12 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             }
             "Ofast-compile" => fast_compile = true,
             "nvvmpath" => nvvm_path = true,
-            "Xnvvm" | "Xptxas" | "maxrregcount" | "split-compile" | "split-compile-extended" => {}
+            // For the ptxas that compiles PTX inputs (nvlink's built-in
+            // one takes them; measured from its tkinfo notes).
+            "Xptxas" => xptxas.extend(value.split(',').filter(|o| !o.is_empty()).map(String::from)),
+            "maxrregcount" => ptxas_late[0] = Some(format!("-maxrregcount={value}")),
+            "split-compile" => ptxas_late[2] = Some(format!("-split-compile={value}")),
+            "Xnvvm" | "split-compile-extended" => {}
             _ => cmd.driver.host_ccbin = Some(value),
         }
     }
@@ -632,6 +642,12 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             host_compiler: cmd.driver.host_ccbin.unwrap_or_else(|| "gcc".into()),
         });
     }
+    // nvlink passes -Xptxas first (a later -maxrregcount wins over one
+    // given with -Xptxas: ptxas warns "incompatible redefinition").
+    cmd.options.ptxas_options = xptxas
+        .into_iter()
+        .chain(ptxas_late.into_iter().flatten())
+        .collect();
     // nvlink's option conflicts.
     if suppress_debug_info && !cmd.options.device_debug {
         return Err(UsageError::fatal(
@@ -772,6 +788,25 @@ mod tests {
         assert!(o.suppress_stack_size_warning && o.suppress_arch_warning);
         assert!(o.ignore_host_info && o.keep_system_libraries && c.disable_infos);
         assert_eq!(o.inputs.len(), 1, "-Xptxas took its value");
+        // The ptxas options for PTX inputs, in nvlink's order: -Xptxas first.
+        assert_eq!(
+            o.ptxas_options,
+            ["-v", "-maxrregcount=32", "-device-stack-protector=false"]
+        );
+        let c = link(&[
+            "-arch=sm_90",
+            "-maxrregcount",
+            "40",
+            "-Xptxas",
+            "-O1,-lineinfo",
+            "a.o",
+            "-o",
+            "x",
+        ]);
+        assert_eq!(
+            c.options.ptxas_options,
+            ["-O1", "-lineinfo", "-maxrregcount=40"]
+        );
         for (args, message) in [
             (&["-suppress-debug-info"][..], "'no -g'"),
             (&["-emit-ptx"][..], "'no -dlto'"),

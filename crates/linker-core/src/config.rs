@@ -76,6 +76,13 @@ pub struct LinkOptions {
     pub whole_archive_inputs: Vec<usize>,
     /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
     pub ptxas: Option<PathBuf>,
+    /// Options for the ptxas that compiles PTX inputs, as nvlink passes them
+    /// to its built-in one: the `-Xptxas` options, then `-maxrregcount=N`,
+    /// `-device-stack-protector=B`, `-split-compile=N` (the CLI fills it).
+    /// A fatbinary's PTX is compiled with the options nvcc recorded in its
+    /// entry (`-lineinfo`, `-G`'s) first, and `-g` when
+    /// [`LinkOptions::device_debug`] is set (without `-suppress-debug-info`).
+    pub ptxas_options: Vec<String>,
     /// A library of [`LinkOptions::libraries`] that is not found is only
     /// reported under `-v` (nvlink's behaviour; culink invoked as `nvlink` by
     /// nvcc, which also passes host libraries such as `-lrt`). `false`: a warning.

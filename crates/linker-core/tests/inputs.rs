@@ -148,6 +148,24 @@ fn kit() -> Option<&'static Kit> {
                 run(&mut c);
             }
         }
+        // PTX-only host objects (`code=compute_80`), plain, -G and -lineinfo:
+        // the linker compiles them, with the options nvcc recorded.
+        for (stem, flag, tag) in [
+            ("a", "", "ptx"),
+            ("a", "-G", "ptxG"),
+            ("b", "", "ptx"),
+            ("b", "-lineinfo", "ptxL"),
+        ] {
+            let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
+            let mut c = Command::new(&nvcc);
+            c.current_dir(&dir)
+                .args(["-ccbin", &cc, "-gencode", "arch=compute_80,code=compute_80"])
+                .args(["-rdc=true", "-dc"])
+                .args(Some(flag).filter(|f| !f.is_empty()))
+                .arg(format!("{stem}.cu"))
+                .args(["-o", &format!("{stem}.{tag}.o")]);
+            run(&mut c);
+        }
         // A host object without device code.
         std::fs::write(dir.join("plain.c"), "int plain(void) { return 1; }\n").unwrap();
         run(Command::new("gcc")
@@ -306,6 +324,46 @@ fn ptx_only_fatbin_and_ptx_text_are_compiled_by_ptxas() {
     let f = link(&o).unwrap_err();
     let e = f.errors().next().unwrap();
     assert!(e.to_string().contains("b.sm_90.ptx"), "{e}");
+}
+
+/// nvlink compiles a fatbinary's PTX with the ptxas options nvcc recorded in
+/// its entry (`-lineinfo`; `-G`: `-g --dont-merge-basicblocks
+/// --return-at-end`), the link's `-Xptxas`, `-maxrregcount` and `-g`: the code,
+/// debug sections and the objects' tkinfo notes show them.
+#[test]
+fn ptx_is_compiled_with_the_options_nvlink_gives_its_ptxas() {
+    let Some(k) = kit() else { return };
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], bool, &'a [&'a str]);
+    let cases: &[Case] = &[
+        ("plain", &["a.ptx.o", "b.ptx.o"], &[], false, &[]),
+        ("-g", &["a.ptx.o", "b.ptx.o"], &["-g"], true, &[]),
+        ("-G object", &["a.ptxG.o", "b.ptx.o"], &[], false, &[]),
+        (
+            "-lineinfo object, -Xptxas, -maxrregcount",
+            &["a.ptx.o", "b.ptxL.o"],
+            &["-Xptxas", "-O1", "-maxrregcount=32"],
+            false,
+            &["-O1", "-maxrregcount=32"],
+        ),
+    ];
+    for (i, &(what, inputs, nv_args, debug, ptxas_options)) in cases.iter().enumerate() {
+        let args: Vec<&str> = nv_args.iter().chain(inputs).copied().collect();
+        let nv = k.nvlink(80, &args, &format!("nv.ptxopts{i}.cubin"));
+        let mut o = k.options(80, inputs);
+        o.device_debug = debug;
+        o.ptxas_options = ptxas_options.iter().map(|s| s.to_string()).collect();
+        assert_like(&o, &nv, what);
+        // ptxas' warnings are the link's (nvlink prints them too): with
+        // -g, two per input without DWARF.
+        let warnings = link(&o)
+            .unwrap()
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .filter(|d| d.error.to_string().contains("section not found"))
+            .count();
+        assert_eq!(warnings, if debug { 4 } else { 0 }, "{what}");
+    }
 }
 
 #[test]

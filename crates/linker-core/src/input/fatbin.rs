@@ -16,8 +16,12 @@
 //!  40  u64 flags: 0x2000 LZ4 block, 0x8000 Zstandard frame, 0x10_0000 the
 //!      ELF is for `sm_XXa`, 0x20_0000 for `sm_XXf` (nvcc 13.0.88 `-gencode`)
 //!  56  u64 uncompressed size (when compressed)
-//!  64.. extension (PTX: u32 offset and u32 length of the ptxas options, e.g.
-//!      `--compile-only`, inside the entry header)
+//!  20  u32 where the options' (offset, length) pair is (64, or 72 after an
+//!      object name)    32  u32 offset, 36 u32 length of the object name
+//!  64.. extension (PTX: the object name when there is one, u32 offset and
+//!      u32 length of the ptxas options, e.g. `--compile-only`, or
+//!      `--compile-only  --generate-line-info ` for `nvcc -lineinfo`, then
+//!      the strings, inside the entry header)
 //! ```
 //!
 //! Containers may follow one another (sections padded with zeros between them);
@@ -266,8 +270,15 @@ fn parse_entry(c: &[u8], at: usize) -> Result<(Entry<'_>, usize)> {
         (&payload_all[..csize as usize], usize_)
     };
     let mut options = "";
-    if kind == EntryKind::Ptx && hsize >= 72 {
-        let (off, len) = (rd32(h, 64) as usize, rd32(h, 68) as usize);
+    // The (offset, length) pair of the options string sits where the u32 at
+    // 20 says: 64, or 72 when an object name (`a.cu`, `nvcc -lineinfo`/`-G`
+    // entries: its offset and length at 32) comes first.
+    let at = match rd32(h, 20) as usize {
+        d if d >= 64 && d + 8 <= hsize => d,
+        _ => 64,
+    };
+    if kind == EntryKind::Ptx && hsize >= at + 8 {
+        let (off, len) = (rd32(h, at) as usize, rd32(h, at + 4) as usize);
         if len > 0 && off.checked_add(len).is_some_and(|e| e <= hsize) {
             options = std::str::from_utf8(&h[off..off + len])
                 .unwrap_or("")

@@ -1,7 +1,14 @@
 //! PTX inputs: compiled to a relocatable cubin by an external `ptxas`
-//! (`ptxas -arch=sm_XX -m64 -c in.ptx -o out.o`, the options nvlink's built-in
-//! ptxas records), found as `LinkOptions::ptxas`, else
-//! `ptxas` on `PATH`. nvlink compiles PTX with a built-in ptxas; culink has none.
+//! (`ptxas [options] -arch=sm_XX -m64 -c culink-jit.ptx -o elf.o`, the
+//! options nvlink's built-in ptxas records), found as `LinkOptions::ptxas`,
+//! else `ptxas` on `PATH`. nvlink compiles PTX with a built-in ptxas; culink
+//! has none.
+//!
+//! ptxas records its options in the object's `.note.nv.tkinfo` in a canonical
+//! form and order (`-maxrregcount 32 -O 1 -arch sm_80 -m 64 -c`), as nvlink's
+//! built-in one does; with `-g` (and `-G` PTX) it also records the input and
+//! output file names (`culink-jit.ptx -g  -o elf.o -arch ...`), which
+//! nvlink's has none of: [`compile`] takes them out of the note again.
 
 use crate::arch::SmArch;
 use crate::error::{Error, ErrorKind, Result};
@@ -44,11 +51,33 @@ pub fn find_ptxas(explicit: Option<&Path>) -> Result<PathBuf> {
     ))
 }
 
-/// Compiles `ptx` for `arch` with `ptxas` into a relocatable cubin.
+/// The names the PTX and the object have in ptxas' temporary directory. With
+/// `-g` ptxas records the object's name in the tkinfo note's object field;
+/// nvlink's built-in ptxas records `elf.o` there (measured).
+const JIT_PTX: &str = "culink-jit.ptx";
+const JIT_OBJ: &str = "elf.o";
+
+/// A cubin compiled from PTX, with what ptxas printed.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The relocatable cubin.
+    pub image: Vec<u8>,
+    /// ptxas' warnings (`ptxas warning : ...` lines, without that prefix).
+    pub warnings: Vec<String>,
+}
+
+/// Compiles `ptx` for `arch` with `ptxas` into a relocatable cubin, with the
+/// ptxas `options` first (e.g. `-g`, `--generate-line-info`, `-O1`).
 ///
 /// The PTX is written to a private temporary directory, which is removed
 /// afterwards. `name` names the input in errors.
-pub fn compile(ptx: &[u8], name: &str, arch: SmArch, ptxas: &Path) -> Result<Vec<u8>> {
+pub fn compile(
+    ptx: &[u8],
+    name: &str,
+    arch: SmArch,
+    ptxas: &Path,
+    options: &[String],
+) -> Result<Compiled> {
     let _span = tracing::info_span!("ptxas", input = name, arch = %arch).entered();
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -61,11 +90,12 @@ pub fn compile(ptx: &[u8], name: &str, arch: SmArch, ptxas: &Path) -> Result<Vec
     };
     std::fs::create_dir_all(&dir).map_err(|e| io("cannot create a temporary directory", e))?;
     let result = (|| {
-        let src = dir.join("in.ptx");
-        let out = dir.join("out.o");
+        let src = dir.join(JIT_PTX);
+        let out = dir.join(JIT_OBJ);
         let end = ptx.iter().position(|&b| b == 0).unwrap_or(ptx.len());
         std::fs::write(&src, &ptx[..end]).map_err(|e| io("cannot write PTX for ptxas", e))?;
         let run = std::process::Command::new(ptxas)
+            .args(options)
             .arg(format!("-arch={arch}"))
             .arg("-m64")
             .arg("-c")
@@ -87,10 +117,65 @@ pub fn compile(ptx: &[u8], name: &str, arch: SmArch, ptxas: &Path) -> Result<Vec
             )
             .in_file(name.to_string()));
         }
-        std::fs::read(&out).map_err(|e| io("cannot read ptxas output", e))
+        let mut image = std::fs::read(&out).map_err(|e| io("cannot read ptxas output", e))?;
+        forget_file_names(&mut image);
+        let warnings = String::from_utf8_lossy(&run.stderr)
+            .lines()
+            .filter_map(|l| l.strip_prefix("ptxas warning :"))
+            .map(|w| w.trim().to_string())
+            .collect();
+        Ok(Compiled { image, warnings })
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Takes ptxas' record of the temporary file names out of the arguments of
+/// its `.note.nv.tkinfo` entry in `image` (`culink-jit.ptx -g  -o elf.o
+/// -arch sm_80 ...` becomes `-g  -arch sm_80 ...`, what nvlink's
+/// built-in ptxas records), in place: the shorter string is NUL-padded to the
+/// old one's length, so no offset in the file moves.
+fn forget_file_names(image: &mut [u8]) {
+    let Some(at) = tkinfo_args_span(image) else {
+        return;
+    };
+    let old = image[at.clone()].to_vec();
+    let Ok(text) = std::str::from_utf8(&old) else {
+        return;
+    };
+    let lead = format!("{JIT_PTX} ");
+    let out = format!("-o {JIT_OBJ} ");
+    let new = text
+        .strip_prefix(&lead)
+        .unwrap_or(text)
+        .replacen(&out, "", 1);
+    if new.len() == text.len() {
+        return;
+    }
+    let dst = &mut image[at];
+    dst.fill(0);
+    dst[..new.len()].copy_from_slice(new.as_bytes());
+}
+
+/// The file range of the arguments string of the ptxas entry of the
+/// `.note.nv.tkinfo` section of `image`.
+fn tkinfo_args_span(image: &[u8]) -> Option<std::ops::Range<usize>> {
+    let c = crate::cubin::Cubin::parse(image).ok()?;
+    let s = c
+        .sections
+        .iter()
+        .find(|s| s.sh_type == crate::elf::SHT_NOTE && s.name == ".note.nv.tkinfo")?;
+    let base = usize::try_from(s.offset).ok()?;
+    for n in crate::cubin::notes::parse_notes(s.data).ok()? {
+        let Some(Ok(tk)) = n.tkinfo() else { continue };
+        if tk.tool_name != b"ptxas" {
+            continue;
+        }
+        // The string's position in the section (it borrows from it).
+        let args = tk.tool_args.as_ptr() as usize - s.data.as_ptr() as usize;
+        return Some(base + args..base + args + tk.tool_args.len());
+    }
+    None
 }
 
 #[cfg(test)]
@@ -114,6 +199,7 @@ mod tests {
             "x.ptx",
             SmArch::new(90),
             Path::new("/nonexistent/ptxas"),
+            &[],
         )
         .unwrap_err();
         assert_eq!(e.file.as_deref(), Some("x.ptx"));

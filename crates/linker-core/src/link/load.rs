@@ -442,6 +442,9 @@ struct Expanded<'b> {
 struct Ctx<'o> {
     arch: SmArch,
     ptxas: Option<&'o Path>,
+    /// `LinkOptions::ptxas_options`, `-g` added (without
+    /// `-suppress-debug-info`, as nvlink).
+    ptxas_options: Vec<String>,
     /// `-suppress-arch-warning`.
     quiet_arch: bool,
     /// Only the modules are wanted (a virtual target): no image is extracted,
@@ -453,7 +456,12 @@ impl Ctx<'_> {
     /// The device ELF for the target from a fatbinary at `data`: borrowed when
     /// stored plain, decompressed, or compiled from its PTX. `None` when the
     /// fatbinary has nothing for the target.
-    fn image_of_fatbin<'x>(&self, data: &'x [u8], name: &str) -> Result<Option<Cow<'x, [u8]>>> {
+    fn image_of_fatbin<'x>(
+        &self,
+        data: &'x [u8],
+        name: &str,
+        warnings: &mut Vec<Error>,
+    ) -> Result<Option<Cow<'x, [u8]>>> {
         let fb = Fatbin::parse(data)?;
         if self.ids_only {
             return Ok(None);
@@ -466,7 +474,23 @@ impl Ctx<'_> {
         if let Some(e) = fb.select_ptx(self.arch.sm) {
             let text = e.contents()?;
             let ptxas = ptx::find_ptxas(self.ptxas).map_err(|e| e.in_file(name.to_string()))?;
-            return ptx::compile(&text, name, self.arch, &ptxas).map(|v| Some(Cow::Owned(v)));
+            // nvlink's built-in ptxas takes the options nvcc recorded in the
+            // entry (`--generate-line-info`; `-g --dont-merge-basicblocks
+            // --return-at-end` for -G), then the link's (measured from the
+            // tkinfo notes of its output).
+            let options: Vec<String> = e
+                .options
+                .split_whitespace()
+                .map(String::from)
+                .chain(self.ptxas_options.iter().cloned())
+                .collect();
+            return self
+                .compiled(
+                    ptx::compile(&text, name, self.arch, &ptxas, &options),
+                    name,
+                    warnings,
+                )
+                .map(|v| Some(Cow::Owned(v)));
         }
         // Only LTO IR for the target: nvlink refuses it without -dlto ("LTO
         // objects found, use -dlto") and compiles it with; culink cannot
@@ -486,6 +510,20 @@ impl Ctx<'_> {
         Ok(None)
     }
 
+    /// The image of a PTX compile, its ptxas warnings added to `warnings`.
+    fn compiled(
+        &self,
+        r: Result<ptx::Compiled>,
+        name: &str,
+        warnings: &mut Vec<Error>,
+    ) -> Result<Vec<u8>> {
+        let c = r?;
+        warnings.extend(c.warnings.into_iter().map(|w| {
+            Error::new(ErrorKind::Unsupported, format!("ptxas: {w}")).in_file(name.to_string())
+        }));
+        Ok(c.image)
+    }
+
     /// Expands one non-archive input (or archive member) into at most one image,
     /// with what the register-link file and pruning need to know about it
     /// (`path_id`: its register id unless it is a host object with a module id).
@@ -495,6 +533,7 @@ impl Ctx<'_> {
         data: &'x [u8],
         name: &str,
         path_id: &str,
+        warnings: &mut Vec<Error>,
     ) -> Result<(ModuleInfo, Expansion<'x>)> {
         let in_file = |e: Error| e.in_file(name.to_string());
         let by_path = ModuleInfo {
@@ -506,7 +545,10 @@ impl Ctx<'_> {
                 Ok((by_path, Err(Note::NotRelocatable { host: false })))
             }
             InputKind::CudaElf => Ok((by_path, Ok(Cow::Borrowed(data)))),
-            InputKind::Fatbin => match self.image_of_fatbin(data, name).map_err(in_file)? {
+            InputKind::Fatbin => match self
+                .image_of_fatbin(data, name, warnings)
+                .map_err(in_file)?
+            {
                 Some(img) if is_executable(&img) => {
                     Ok((by_path, Err(Note::NotRelocatable { host: false })))
                 }
@@ -531,7 +573,7 @@ impl Ctx<'_> {
                     kernel_refs,
                 };
                 let img = self
-                    .image_of_fatbin(fat, name)
+                    .image_of_fatbin(fat, name, warnings)
                     .map_err(|e| in_file(e.in_section(section).at(off)))?;
                 match img {
                     Some(i) if is_executable(&i) => Ok((
@@ -547,7 +589,11 @@ impl Ctx<'_> {
             InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
-                let img = ptx::compile(data, name, self.arch, &ptxas)?;
+                let img = self.compiled(
+                    ptx::compile(data, name, self.arch, &ptxas, &self.ptxas_options),
+                    name,
+                    warnings,
+                )?;
                 Ok((by_path, Ok(Cow::Owned(img))))
             }
             // nvlink 13.0.88 skips an empty file without a word; build
@@ -602,7 +648,7 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
     let mut out = Expanded::default();
     let arch = ctx.arch;
     if detect(data) != InputKind::Archive {
-        let (info, result) = ctx.expand_object(data, &nb.name, &nb.path_id)?;
+        let (info, result) = ctx.expand_object(data, &nb.name, &nb.path_id, &mut out.warnings)?;
         let image = result.is_ok().then_some(0);
         if !matches!(
             result,
@@ -648,14 +694,16 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
         let at = |e: Error| e.in_file(mname.clone());
         let mut info = ModuleInfo::default();
         let result = match &m.data {
-            MemberData::Inline(bytes) => {
-                take_info(ctx.expand_object(bytes, &mname, &member_id), &mut info).map(|r| {
-                    r.map(|img| match img {
-                        Cow::Borrowed(b) => ImageBytes::Borrowed(b),
-                        Cow::Owned(v) => ImageBytes::Owned(v),
-                    })
+            MemberData::Inline(bytes) => take_info(
+                ctx.expand_object(bytes, &mname, &member_id, &mut out.warnings),
+                &mut info,
+            )
+            .map(|r| {
+                r.map(|img| match img {
+                    Cow::Borrowed(b) => ImageBytes::Borrowed(b),
+                    Cow::Owned(v) => ImageBytes::Owned(v),
                 })
-            }
+            }),
             MemberData::External(rel) => {
                 let path = nb.dir.join(rel);
                 let blob = map_file(&path, &mname, 0)?;
@@ -663,7 +711,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                     Blob::Mapped(m) => m,
                     Blob::Owned(b) => b,
                 };
-                let r = take_info(ctx.expand_object(bytes, &mname, &member_id), &mut info);
+                let r = take_info(
+                    ctx.expand_object(bytes, &mname, &member_id, &mut out.warnings),
+                    &mut info,
+                );
                 match r {
                     // A plain cubin member: keep the map, no copy.
                     Ok(Ok(Cow::Borrowed(b))) if b.len() == bytes.len() => match blob {
@@ -748,6 +799,13 @@ pub(crate) fn expand_all<'b>(
     let ctx = Ctx {
         arch,
         ptxas: opts.ptxas.as_deref(),
+        ptxas_options: {
+            let mut o = opts.ptxas_options.clone();
+            if opts.device_debug && !opts.suppress_debug_info {
+                o.push("-g".to_string());
+            }
+            o
+        },
         quiet_arch: opts.suppress_arch_warning || ids_only,
         ids_only,
     };
@@ -1296,6 +1354,7 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
     let ctx = Ctx {
         arch,
         ptxas: Some(Path::new("/nonexistent/culink-hints-no-ptxas")),
+        ptxas_options: Vec::new(),
         quiet_arch: true,
         ids_only: false,
     };
@@ -1314,7 +1373,7 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
                 Err(_) => continue,
             },
         };
-        let Ok((_, Ok(img))) = ctx.expand_object(bytes, &mname, "") else {
+        let Ok((_, Ok(img))) = ctx.expand_object(bytes, &mname, "", &mut Vec::new()) else {
             continue;
         };
         let Ok(c) = Cubin::parse(&img) else { continue };
