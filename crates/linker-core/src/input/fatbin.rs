@@ -273,12 +273,12 @@ fn parse_entry(c: &[u8], at: usize) -> Result<(Entry<'_>, usize)> {
     // The (offset, length) pair of the options string sits where the u32 at
     // 20 says: 64, or 72 when an object name (`a.cu`, `nvcc -lineinfo`/`-G`
     // entries: its offset and length at 32) comes first.
-    let at = match rd32(h, 20) as usize {
+    let pair = match rd32(h, 20) as usize {
         d if d >= 64 && d + 8 <= hsize => d,
         _ => 64,
     };
-    if kind == EntryKind::Ptx && hsize >= at + 8 {
-        let (off, len) = (rd32(h, at) as usize, rd32(h, at + 4) as usize);
+    if kind == EntryKind::Ptx && hsize >= pair + 8 {
+        let (off, len) = (rd32(h, pair) as usize, rd32(h, pair + 4) as usize);
         if len > 0 && off.checked_add(len).is_some_and(|e| e <= hsize) {
             options = std::str::from_utf8(&h[off..off + len])
                 .unwrap_or("")
@@ -409,6 +409,58 @@ mod tests {
         out.extend_from_slice(&(body.len() as u64).to_le_bytes());
         out.extend_from_slice(&body);
         out
+    }
+
+    /// A PTX entry whose header holds `name` (when not empty) and then the
+    /// options pair and string, as nvcc 13.0.88 writes them (`a.cu` with
+    /// `-lineinfo`/`-G`; none for a plain build).
+    fn ptx_entry_with(name: &str, options: &str) -> Vec<u8> {
+        let name_len = if name.is_empty() { 0 } else { 8 };
+        let pair = 64 + name_len;
+        let strings = pair + 8;
+        let hsize = (strings + options.len()).div_ceil(8) * 8;
+        let mut h = vec![0u8; hsize];
+        h[0..2].copy_from_slice(&1u16.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&(hsize as u32).to_le_bytes());
+        h[8..16].copy_from_slice(&8u64.to_le_bytes());
+        h[20..24].copy_from_slice(&(pair as u32).to_le_bytes());
+        h[28..32].copy_from_slice(&80u32.to_le_bytes());
+        if !name.is_empty() {
+            h[32..36].copy_from_slice(&64u32.to_le_bytes());
+            h[36..40].copy_from_slice(&(name.len() as u32).to_le_bytes());
+            h[64..64 + name.len()].copy_from_slice(name.as_bytes());
+        }
+        h[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        h[pair..pair + 4].copy_from_slice(&(strings as u32).to_le_bytes());
+        h[pair + 4..pair + 8].copy_from_slice(&(options.len() as u32).to_le_bytes());
+        h[strings..strings + options.len()].copy_from_slice(options.as_bytes());
+        h.extend_from_slice(b".version");
+        let mut out = Vec::new();
+        out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
+        out.extend_from_slice(&1u16.to_le_bytes());
+        out.extend_from_slice(&16u16.to_le_bytes());
+        out.extend_from_slice(&(h.len() as u64).to_le_bytes());
+        out.extend_from_slice(&h);
+        out
+    }
+
+    #[test]
+    fn ptx_options_follow_the_pair_offset() {
+        for (name, options) in [
+            ("", "--compile-only  "),
+            ("a.cu", "--compile-only  --generate-line-info "),
+            (
+                "a.cu",
+                "--compile-only  -g --dont-merge-basicblocks --return-at-end ",
+            ),
+        ] {
+            let f = ptx_entry_with(name, options);
+            let fb = Fatbin::parse(&f).unwrap();
+            assert_eq!(fb.entries[0].kind, EntryKind::Ptx);
+            assert_eq!(fb.entries[0].offset, 16);
+            assert_eq!(fb.entries[0].options, options.trim_end(), "{name:?}");
+        }
     }
 
     #[test]
