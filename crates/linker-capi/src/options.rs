@@ -12,7 +12,9 @@
 //! | `-w`, `--disable-warnings` | no warnings in the info log |
 //! | `-Werror`, `--warning-as-error` | warnings are errors |
 //! | `-kernels-used=K[,K...]`, `-kernels-used K` (repeatable) | keep only kernels whose name contains one of these (as nvlink's) |
-//! | `-lto`, `-O0`..`-O3`, `-g`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-variables-used=S`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
+//! | `-variables-used=V[,V...]`, `-variables-used V` (repeatable) | keep these variables (as nvlink's `-variables-used`; measured: nvJitLink 13.0.88's output equals nvlink's) |
+//! | `-g` | a debug link, as nvlink's `-g` (measured: nvJitLink 13.0.88's `-g` output equals nvlink's on `-G` objects, and differs from its output without) |
+//! | `-lto`, `-O0`..`-O3`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
 //!
 //! Anything else (including `-ptx`: culink produces cubins only) is
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
@@ -63,7 +65,6 @@ const IGNORED_FLAGS: &[&str] = &[
     "O1",
     "O2",
     "O3",
-    "g",
     "lineinfo",
     "optimize-unused-variables",
     "no-cache",
@@ -76,7 +77,6 @@ const IGNORED_VALUED: &[&str] = &[
     "prec-div",
     "prec-sqrt",
     "fma",
-    "variables-used",
     "Xptxas",
     "split-compile",
     "split-compile-extended",
@@ -136,7 +136,8 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
                     _ => opts.warnings_as_errors = true,
                 }
             }
-            "kernels-used" => {
+            "g" if inline.is_none() => opts.device_debug = true,
+            "kernels-used" | "variables-used" => {
                 let value = match inline {
                     Some(v) => v,
                     None => it.next().ok_or_else(|| {
@@ -146,8 +147,12 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
                         )
                     })?,
                 };
-                opts.kernels_used
-                    .get_or_insert_with(Vec::new)
+                let list = if name == "kernels-used" {
+                    &mut opts.kernels_used
+                } else {
+                    &mut opts.variables_used
+                };
+                list.get_or_insert_with(Vec::new)
                     .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from));
             }
             n if IGNORED_FLAGS.contains(&n) && inline.is_none() => {}
@@ -236,12 +241,24 @@ mod tests {
             o.kernels_used,
             Some(vec!["k1".into(), "k2".into(), "k3".into()])
         );
+        let o = parse_options(&[
+            "-arch=sm_90",
+            "-variables-used=v1",
+            "-variables-used",
+            "v2,v3",
+            "-g",
+        ])
+        .unwrap();
+        assert_eq!(
+            o.variables_used,
+            Some(vec!["v1".into(), "v2".into(), "v3".into()])
+        );
+        assert!(o.device_debug && o.kernels_used.is_none());
         // nvJitLink's compile options are accepted and ignored.
-        parse_options(&[
+        let o = parse_options(&[
             "-arch=sm_90",
             "-lto",
             "-O3",
-            "-g",
             "-lineinfo",
             "-maxrregcount=32",
             "-ftz=true",
@@ -250,6 +267,37 @@ mod tests {
             "-no-cache",
         ])
         .unwrap();
+        assert!(!o.device_debug && o.ptxas_options.is_empty());
+    }
+
+    /// `-g` and `-variables-used` change the link as nvlink's (and nvJitLink's)
+    /// do: the fixtures' nvlink references were linked with them.
+    #[test]
+    fn debug_and_variables_used_links_match_nvlink() {
+        let link = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/link");
+        for (case, input, options) in [
+            (
+                "cu_debug_dyn_bases",
+                "a.sm_90.o",
+                &["-arch=sm_90", "-g"][..],
+            ),
+            (
+                "variables_used",
+                "v.sm_90.o",
+                &["-arch=sm_90", "-variables-used=keepme"],
+            ),
+        ] {
+            let dir = link.join(case);
+            let mut o = parse_options(options).unwrap();
+            o.inputs = vec![linker_core::InputSource::File(dir.join(input))];
+            let ours = linker_core::link(&o).unwrap().cubin;
+            let reference = std::fs::read(dir.join("nvlink.sm_90.cubin")).unwrap();
+            let d = linker_core::diff::diff(
+                &linker_core::Cubin::parse(&ours).unwrap(),
+                &linker_core::Cubin::parse(&reference).unwrap(),
+            );
+            assert!(d.is_empty(), "{case}: {d:?}");
+        }
     }
 
     #[test]
