@@ -172,8 +172,9 @@ extern "C" {
 
 /*
  Creates a link handle from `numOptions` option strings (`-arch=sm_90`, `-v`,
- `-w`, `-Werror`, `-kernels-used=K`, and nvJitLink's compile options, which
- are ignored; the table is in docs/library.md).
+ `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, and
+ nvJitLink's compile options, which are ignored; the table is in
+ docs/library.md).
 
  On success `*handle` is the new handle; on failure it is NULL and no handle
  exists (so there is no log to read: the result code says what was wrong).
