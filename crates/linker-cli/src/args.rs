@@ -444,7 +444,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     let mut host_script: Option<String> = None;
     // ptxas options for PTX inputs, assembled in nvlink's order below.
     let mut xptxas: Vec<String> = Vec::new();
-    let mut ptxas_late: [Option<String>; 3] = [None, None, None];
+    let (mut maxrregcount, mut stack_protector, mut split_compile) = (None, None, None);
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "-" || !a.starts_with('-') {
@@ -605,7 +605,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                         "'{value}': expected true or false"
                     )));
                 }
-                ptxas_late[1] = Some(format!("-device-stack-protector={value}"));
+                stack_protector = Some(format!("-device-stack-protector={value}"));
             }
             "uidx-file" => {
                 // nvlink reads it for link-time optimization; culink links
@@ -620,8 +620,8 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             // For the ptxas that compiles PTX inputs (nvlink's built-in
             // one takes them; measured from its tkinfo notes).
             "Xptxas" => xptxas.extend(value.split(',').filter(|o| !o.is_empty()).map(String::from)),
-            "maxrregcount" => ptxas_late[0] = Some(format!("-maxrregcount={value}")),
-            "split-compile" => ptxas_late[2] = Some(format!("-split-compile={value}")),
+            "maxrregcount" => maxrregcount = Some(format!("-maxrregcount={value}")),
+            "split-compile" => split_compile = Some(format!("-split-compile={value}")),
             "Xnvvm" | "split-compile-extended" => {}
             _ => cmd.driver.host_ccbin = Some(value),
         }
@@ -646,7 +646,11 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
     // given with -Xptxas: ptxas warns "incompatible redefinition").
     cmd.options.ptxas_options = xptxas
         .into_iter()
-        .chain(ptxas_late.into_iter().flatten())
+        .chain(
+            [maxrregcount, stack_protector, split_compile]
+                .into_iter()
+                .flatten(),
+        )
         .collect();
     // nvlink's option conflicts.
     if suppress_debug_info && !cmd.options.device_debug {

@@ -122,10 +122,11 @@ fn kit() -> Option<&'static Kit> {
             &[],
             &["kind=ptx,sm=80,file=b.sm_80.ptx"],
         );
+        // nvcc's host compiler.
+        let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
         // Host objects (the CUDA C++ version of call_extern).
         for stem in ["a", "b", "x"] {
             if stem == "x" {
-                let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
                 run(Command::new(&nvcc)
                     .current_dir(&dir)
                     .args(["-ccbin", &cc, "-arch=sm_90", "-rdc=true", "-dc", "x.cu"])
@@ -140,7 +141,6 @@ fn kit() -> Option<&'static Kit> {
             for sm in [80, 90] {
                 let mut c = Command::new(&nvcc);
                 c.current_dir(&dir);
-                let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
                 c.args(["-ccbin", &cc])
                     .arg(format!("-arch=sm_{sm}"))
                     .args(["-rdc=true", "-dc", &format!("{stem}.cu")])
@@ -156,7 +156,6 @@ fn kit() -> Option<&'static Kit> {
             ("b", "", "ptx"),
             ("b", "-lineinfo", "ptxL"),
         ] {
-            let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
             let mut c = Command::new(&nvcc);
             c.current_dir(&dir)
                 .args(["-ccbin", &cc, "-gencode", "arch=compute_80,code=compute_80"])

@@ -7,17 +7,18 @@
 //! container header, 16 bytes:
 //!   0  u32 magic 0xBA55ED50     4  u16 version (1)
 //!   6  u16 header size (16)     8  u64 size of everything after the header
-//! entry header, `header size` bytes (64, 80, 96 or 112), then the payload:
+//! entry header, `header size` bytes (64 to 144, a multiple of 8), then the payload:
 //!   0  u16 kind (1 PTX, 2 ELF)  2  u16 version (0x0101)
 //!   4  u32 header size          8  u64 payload size (padded to 8)
 //!  16  u32 compressed size (0 when not compressed)
+//!  20  u32 where the options' (offset, length) pair is (64, or 72 after an
+//!      object name)
 //!  24  u16 minor, 26 u16 major (PTX ISA or ELF format version)
 //!  28  u32 SM number (90 for sm_90)
+//!  32  u32 offset, 36 u32 length of the object name (when there is one)
 //!  40  u64 flags: 0x2000 LZ4 block, 0x8000 Zstandard frame, 0x10_0000 the
 //!      ELF is for `sm_XXa`, 0x20_0000 for `sm_XXf` (nvcc 13.0.88 `-gencode`)
 //!  56  u64 uncompressed size (when compressed)
-//!  20  u32 where the options' (offset, length) pair is (64, or 72 after an
-//!      object name)    32  u32 offset, 36 u32 length of the object name
 //!  64.. extension (PTX: the object name when there is one, u32 offset and
 //!      u32 length of the ptxas options, e.g. `--compile-only`, or
 //!      `--compile-only  --generate-line-info ` for `nvcc -lineinfo`, then
@@ -402,12 +403,17 @@ mod tests {
             body.extend_from_slice(payload);
             body.resize(body.len() + padded - payload.len(), 0);
         }
+        container(&body)
+    }
+
+    /// A container header in front of `body` (its entries).
+    fn container(body: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
         out.extend_from_slice(&1u16.to_le_bytes());
         out.extend_from_slice(&16u16.to_le_bytes());
         out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&body);
+        out.extend_from_slice(body);
         out
     }
 
@@ -436,13 +442,7 @@ mod tests {
         h[pair + 4..pair + 8].copy_from_slice(&(options.len() as u32).to_le_bytes());
         h[strings..strings + options.len()].copy_from_slice(options.as_bytes());
         h.extend_from_slice(b".version");
-        let mut out = Vec::new();
-        out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
-        out.extend_from_slice(&1u16.to_le_bytes());
-        out.extend_from_slice(&16u16.to_le_bytes());
-        out.extend_from_slice(&(h.len() as u64).to_le_bytes());
-        out.extend_from_slice(&h);
-        out
+        container(&h)
     }
 
     #[test]

@@ -484,13 +484,12 @@ impl Ctx<'_> {
                 .map(String::from)
                 .chain(self.ptxas_options.iter().cloned())
                 .collect();
-            return self
-                .compiled(
-                    ptx::compile(&text, name, self.arch, &ptxas, &options),
-                    name,
-                    warnings,
-                )
-                .map(|v| Some(Cow::Owned(v)));
+            return compiled(
+                ptx::compile(&text, name, self.arch, &ptxas, &options),
+                name,
+                warnings,
+            )
+            .map(|v| Some(Cow::Owned(v)));
         }
         // Only LTO IR for the target: nvlink refuses it without -dlto ("LTO
         // objects found, use -dlto") and compiles it with; culink cannot
@@ -508,20 +507,6 @@ impl Ctx<'_> {
             ));
         }
         Ok(None)
-    }
-
-    /// The image of a PTX compile, its ptxas warnings added to `warnings`.
-    fn compiled(
-        &self,
-        r: Result<ptx::Compiled>,
-        name: &str,
-        warnings: &mut Vec<Error>,
-    ) -> Result<Vec<u8>> {
-        let c = r?;
-        warnings.extend(c.warnings.into_iter().map(|w| {
-            Error::new(ErrorKind::Unsupported, format!("ptxas: {w}")).in_file(name.to_string())
-        }));
-        Ok(c.image)
     }
 
     /// Expands one non-archive input (or archive member) into at most one image,
@@ -589,7 +574,7 @@ impl Ctx<'_> {
             InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
-                let img = self.compiled(
+                let img = compiled(
                     ptx::compile(data, name, self.arch, &ptxas, &self.ptxas_options),
                     name,
                     warnings,
@@ -612,6 +597,15 @@ impl Ctx<'_> {
             ))),
         }
     }
+}
+
+/// The image of a PTX compile, its ptxas warnings added to `warnings`.
+fn compiled(r: Result<ptx::Compiled>, name: &str, warnings: &mut Vec<Error>) -> Result<Vec<u8>> {
+    let c = r?;
+    warnings.extend(c.warnings.into_iter().map(|w| {
+        Error::new(ErrorKind::Unsupported, format!("ptxas: {w}")).in_file(name.to_string())
+    }));
+    Ok(c.image)
 }
 
 /// One object's device image for the target, or why it has none.

@@ -1563,39 +1563,33 @@ pub(crate) fn plan(
             let owner = f.owner[i];
             let owner_func = owner.and_then(|t| live.func_of_text[fid][t as usize]);
             if s.sh_type == SHT_CUDA_CONSTANT2 && !relocatable {
-                if let Some(fi) = owner_func.filter(|&fi| live.funcs[fi as usize].is_kernel) {
-                    // A `-r` output's read-time loser's table on a kernel:
-                    // appended to the kernel's bank as the direct link
-                    // appends the losing copy's (difftest -r pipeline
-                    // 860012; fixture `bank2_kernel_loser_table_r`), not a
-                    // second bank of the kernel's name.
-                    if orphan_table(f, s.index) {
-                        if live.live[fi as usize] {
-                            b2.losers.entry(fi).or_default().push((f.id, s.index));
-                        }
-                        continue;
-                    }
-                }
-                if let Some(fi) = owner_func.filter(|&fi| !live.funcs[fi as usize].is_kernel) {
-                    // A `-r` output's read-time loser's table on a function
-                    // without a table of its own: a bank of the function's
-                    // own, as the direct link gives it (`place_bank2`).
+                if let Some(fi) = owner_func {
+                    let kernel = live.funcs[fi as usize].is_kernel;
+                    // A `-r` output's read-time loser's table: placed as the
+                    // direct link places the losing copy's (`place_bank2`):
+                    // appended to a kernel's bank (difftest -r pipeline
+                    // 860012; fixture `bank2_kernel_loser_table_r`), a bank
+                    // of its own for a function without a table
+                    // (`bank2_orphan_table_r`); with the function's own
+                    // table, one block with it (below, `bank2_relink_order`).
                     let text = owner.unwrap_or(0);
-                    if orphan_table(f, s.index) && function_table(f, text).is_none() {
+                    if orphan_table(f, s.index) && (kernel || function_table(f, text).is_none()) {
                         if live.live[fi as usize] {
                             b2.losers.entry(fi).or_default().push((f.id, s.index));
                         }
                         continue;
                     }
-                    // (At a replaced copy's slot when there is one.)
-                    if b2.reach.contains_key(&fi) && !b2.slot.contains_key(&fi) {
-                        b2.deferred.push((f.id, s.index, fi));
+                    if !kernel {
+                        // (At a replaced copy's slot when there is one.)
+                        if b2.reach.contains_key(&fi) && !b2.slot.contains_key(&fi) {
+                            b2.deferred.push((f.id, s.index, fi));
+                        }
+                        // A function no kernel reaches: nvlink drops its bank
+                        // (the driver loads bank 2 per kernel), its code's
+                        // references resolved as if at offset 0 (`relocate`;
+                        // measured, fixture `bank2_unreached`).
+                        continue;
                     }
-                    // A function no kernel reaches: nvlink drops its bank
-                    // (the driver loads bank 2 per kernel), its code's
-                    // references resolved as if at offset 0 (`relocate`;
-                    // measured, fixture `bank2_unreached`).
-                    continue;
                 }
             }
             let role = role_of(s, owner.is_some());

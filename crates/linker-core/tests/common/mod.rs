@@ -240,6 +240,15 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
     Ok(case)
 }
 
+/// The case names `CULINK_FIXTURES=a,b` chooses; `None` (every case) when
+/// unset or empty.
+pub fn chosen_cases() -> Option<Vec<String>> {
+    std::env::var("CULINK_FIXTURES")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').map(str::to_string).collect())
+}
+
 /// `<workspace>/tests/link`.
 pub fn link_dir() -> PathBuf {
     workspace_root().join("tests/link")
@@ -253,10 +262,7 @@ pub fn link_dir() -> PathBuf {
 /// `CULINK_FIXTURES=a,b` limits them to the named cases (a developer's
 /// shortcut; unset, as in CI, every case runs).
 pub fn cases() -> Vec<Case> {
-    let only: Option<Vec<String>> = std::env::var("CULINK_FIXTURES")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| v.split(',').map(str::to_string).collect());
+    let only = chosen_cases();
     let dir = link_dir();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
