@@ -34,7 +34,8 @@ typedef enum {
    */
   CULINK_ERROR_INVALID_INPUT = 3,
   /*
-   A PTX input: culink does not compile PTX (compile it with `ptxas -c` first).
+   `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
+   rejected the PTX): see the error log.
    */
   CULINK_ERROR_PTX_COMPILE = 4,
   /*
@@ -132,7 +133,8 @@ typedef int culinkInputType;
 #define CULINK_INPUT_CUBIN 1
 
 /*
- PTX text: refused with `CULINK_ERROR_PTX_COMPILE` (culink does not compile PTX).
+ PTX text, compiled for the target by `culinkComplete` with an external
+ ptxas (`CULINK_ERROR_PTX_COMPILE` when that fails).
  */
 #define CULINK_INPUT_PTX 2
 
@@ -142,17 +144,18 @@ typedef int culinkInputType;
 #define CULINK_INPUT_LTOIR 3
 
 /*
- A fatbinary; linked once `linker_core` accepts fatbins.
+ A fatbinary: its device code for the target is linked (its PTX compiled
+ when it has no code for the target).
  */
 #define CULINK_INPUT_FATBIN 4
 
 /*
- A host object (ELF) embedding device code; linked once `linker_core` accepts them.
+ A host object (ELF) embedding device code (`nvcc -dc`), or a cubin.
  */
 #define CULINK_INPUT_OBJECT 5
 
 /*
- An `ar` archive of device objects; linked once `linker_core` accepts archives.
+ An `ar` archive of device objects or host objects with device code.
  */
 #define CULINK_INPUT_LIBRARY 6
 
@@ -172,9 +175,10 @@ extern "C" {
 
 /*
  Creates a link handle from `numOptions` option strings (`-arch=sm_90`, `-v`,
- `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, and
- nvJitLink's compile options, which are ignored; the table is in
- docs/library.md).
+ `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, the ptxas
+ options for PTX inputs (`-lineinfo`, `-O<n>`, `-maxrregcount=N`,
+ `-Xptxas=OPT`, `-ptxas=PATH`), and nvJitLink's LTO options, which are
+ ignored; the table is in docs/library.md).
 
  On success `*handle` is the new handle; on failure it is NULL and no handle
  exists (so there is no log to read: the result code says what was wrong).

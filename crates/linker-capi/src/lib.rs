@@ -39,8 +39,11 @@
 //! Inputs: every input is copied (or read, for `culinkAddFile`) when it is
 //! added, checked against its declared type by its first bytes, and passed to
 //! `linker_core` as bytes; `linker_core` decides by content what it can link.
-//! PTX and LTO-IR are refused at once (culink links compiled code only). The
-//! Rust-side option parser is [`options::parse_options`].
+//! PTX is compiled by `culinkComplete` with an external ptxas (`-ptxas=PATH`,
+//! else `ptxas` on `PATH`) and the ptxas options nvJitLink passes on
+//! (`-lineinfo`, `-O<n>`, `-maxrregcount=N`, `-Xptxas=...`, `-g`); LTO-IR is
+//! refused at once (culink does no link-time optimization). The Rust-side
+//! option parser is [`options::parse_options`].
 
 pub mod options;
 mod sniff;
@@ -69,7 +72,8 @@ pub enum culinkResult {
     /// A malformed or unreadable input, an unknown handle, or a link that failed
     /// on its inputs (undefined or multiply defined symbols, ...): see the error log.
     CULINK_ERROR_INVALID_INPUT = 3,
-    /// A PTX input: culink does not compile PTX (compile it with `ptxas -c` first).
+    /// `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
+    /// rejected the PTX): see the error log.
     CULINK_ERROR_PTX_COMPILE = 4,
     /// An LTO-IR (NVVM) input: culink does not do link-time optimization.
     CULINK_ERROR_NVVM_COMPILE = 5,
@@ -120,15 +124,17 @@ pub type culinkInputType = c_int;
 pub const CULINK_INPUT_NONE: culinkInputType = 0;
 /// A relocatable device object (`ET_REL` cubin from `ptxas -c` / `nvcc -dc`).
 pub const CULINK_INPUT_CUBIN: culinkInputType = 1;
-/// PTX text: refused with `CULINK_ERROR_PTX_COMPILE` (culink does not compile PTX).
+/// PTX text, compiled for the target by `culinkComplete` with an external
+/// ptxas (`CULINK_ERROR_PTX_COMPILE` when that fails).
 pub const CULINK_INPUT_PTX: culinkInputType = 2;
 /// NVVM LTO-IR: refused with `CULINK_ERROR_NVVM_COMPILE` (no link-time optimization).
 pub const CULINK_INPUT_LTOIR: culinkInputType = 3;
-/// A fatbinary; linked once `linker_core` accepts fatbins.
+/// A fatbinary: its device code for the target is linked (its PTX compiled
+/// when it has no code for the target).
 pub const CULINK_INPUT_FATBIN: culinkInputType = 4;
-/// A host object (ELF) embedding device code; linked once `linker_core` accepts them.
+/// A host object (ELF) embedding device code (`nvcc -dc`), or a cubin.
 pub const CULINK_INPUT_OBJECT: culinkInputType = 5;
-/// An `ar` archive of device objects; linked once `linker_core` accepts archives.
+/// An `ar` archive of device objects or host objects with device code.
 pub const CULINK_INPUT_LIBRARY: culinkInputType = 6;
 /// An index file: refused with `CULINK_ERROR_UNRECOGNIZED_INPUT`.
 pub const CULINK_INPUT_INDEX: culinkInputType = 7;
@@ -228,6 +234,7 @@ impl State {
                 // The first error picks the result; the log has them all.
                 let code = failure.errors().next().map(|e| match e.kind {
                     ErrorKind::Arch => CULINK_ERROR_ARCH_MISMATCH,
+                    ErrorKind::Compile => CULINK_ERROR_PTX_COMPILE,
                     _ => CULINK_ERROR_INVALID_INPUT,
                 });
                 match code {
@@ -267,12 +274,6 @@ fn check_input(
     data: &[u8],
     name: &str,
 ) -> Result<(), (culinkResult, String)> {
-    let ptx = || {
-        (
-            CULINK_ERROR_PTX_COMPILE,
-            format!("{name}: PTX input is not supported: culink links compiled device code only (compile it with ptxas -c first)"),
-        )
-    };
     let ltoir = || {
         (
             CULINK_ERROR_NVVM_COMPILE,
@@ -280,7 +281,7 @@ fn check_input(
         )
     };
     let expected: &[Kind] = match ty {
-        CULINK_INPUT_PTX => return Err(ptx()),
+        CULINK_INPUT_PTX => &[Kind::Ptx],
         CULINK_INPUT_LTOIR => return Err(ltoir()),
         CULINK_INPUT_INDEX => {
             return Err((
@@ -292,7 +293,13 @@ fn check_input(
         CULINK_INPUT_FATBIN => &[Kind::Fatbin],
         CULINK_INPUT_OBJECT => &[Kind::HostObject, Kind::Cubin],
         CULINK_INPUT_LIBRARY => &[Kind::Archive],
-        CULINK_INPUT_ANY => &[Kind::Cubin, Kind::HostObject, Kind::Fatbin, Kind::Archive],
+        CULINK_INPUT_ANY => &[
+            Kind::Cubin,
+            Kind::HostObject,
+            Kind::Fatbin,
+            Kind::Archive,
+            Kind::Ptx,
+        ],
         other => {
             return Err((
                 CULINK_ERROR_UNRECOGNIZED_INPUT,
@@ -305,7 +312,6 @@ fn check_input(
     }
     match kind {
         k if expected.contains(&k) => {}
-        Kind::Ptx if ty == CULINK_INPUT_ANY => return Err(ptx()),
         Kind::LtoIr if ty == CULINK_INPUT_ANY => return Err(ltoir()),
         Kind::Unknown if ty == CULINK_INPUT_ANY => {
             return Err((
@@ -400,9 +406,10 @@ fn with_state(handle: culinkHandle, body: impl FnOnce(&mut State) -> culinkResul
 }
 
 /// Creates a link handle from `numOptions` option strings (`-arch=sm_90`, `-v`,
-/// `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, and
-/// nvJitLink's compile options, which are ignored; the table is in
-/// docs/library.md).
+/// `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, the ptxas
+/// options for PTX inputs (`-lineinfo`, `-O<n>`, `-maxrregcount=N`,
+/// `-Xptxas=OPT`, `-ptxas=PATH`), and nvJitLink's LTO options, which are
+/// ignored; the table is in docs/library.md).
 ///
 /// On success `*handle` is the new handle; on failure it is NULL and no handle
 /// exists (so there is no log to read: the result code says what was wrong).

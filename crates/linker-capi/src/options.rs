@@ -14,7 +14,9 @@
 //! | `-kernels-used=K[,K...]`, `-kernels-used K` (repeatable) | keep only kernels whose name contains one of these (as nvlink's) |
 //! | `-variables-used=V[,V...]`, `-variables-used V` (repeatable) | keep these variables (as nvlink's `-variables-used`; measured: nvJitLink 13.0.88's output equals nvlink's) |
 //! | `-g` | a debug link, as nvlink's `-g` (measured: nvJitLink 13.0.88's `-g` output equals nvlink's on `-G` objects, and differs from its output without) |
-//! | `-lto`, `-O0`..`-O3`, `-lineinfo`, `-maxrregcount=N`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-Xptxas=...`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's PTX / LTO-IR compilation, and culink links compiled code only |
+//! | `-lineinfo`, `-O0`..`-O3`, `-maxrregcount=N`, `-Xptxas=OPT` | for the ptxas that compiles PTX inputs (PTX added directly, or a fatbinary's PTX entry when it has no code for the target): `-lineinfo`, `-O<n>`, `-maxrregcount=N` and `OPT` (one ptxas argument per `-Xptxas`), in the order given, so that the last of two conflicting ones wins. Measured with libnvJitLink 13.0.88: its ptxas records exactly these (`-maxrregcount 40 -O 1 -arch sm_80 -c`), in that order; the compile options below it does not pass on. No effect on compiled inputs |
+//! | `-ptxas=PATH`, `--ptxas=PATH` | culink's own: the ptxas that compiles PTX inputs (as the CLI's `--ptxas`); without it, `ptxas` on `PATH` |
+//! | `-lto`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's LTO-IR compilation (measured: none of them reaches its ptxas for PTX inputs), and culink does no link-time optimization |
 //!
 //! Anything else (including `-ptx`: culink produces cubins only) is
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
@@ -58,30 +60,22 @@ fn err(kind: OptionErrorKind, message: String) -> OptionError {
     OptionError { kind, message }
 }
 
-/// Flags that steer PTX / LTO-IR compilation only: accepted and ignored.
-const IGNORED_FLAGS: &[&str] = &[
-    "lto",
-    "O0",
-    "O1",
-    "O2",
-    "O3",
-    "lineinfo",
-    "optimize-unused-variables",
-    "no-cache",
-];
+/// Flags that steer LTO-IR compilation only: accepted and ignored.
+const IGNORED_FLAGS: &[&str] = &["lto", "optimize-unused-variables", "no-cache"];
 
-/// Options with a value that steer PTX / LTO-IR compilation only: accepted and ignored.
+/// Options with a value that steer LTO-IR compilation only: accepted and ignored.
 const IGNORED_VALUED: &[&str] = &[
-    "maxrregcount",
     "ftz",
     "prec-div",
     "prec-sqrt",
     "fma",
-    "Xptxas",
     "split-compile",
     "split-compile-extended",
     "jump-table-density",
 ];
+
+/// Flags passed to the ptxas that compiles PTX inputs, as written.
+const PTXAS_FLAGS: &[&str] = &["lineinfo", "O0", "O1", "O2", "O3"];
 
 /// Parses `culinkCreate`'s option strings into link options (no inputs yet).
 ///
@@ -154,6 +148,28 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
                 };
                 list.get_or_insert_with(Vec::new)
                     .extend(value.split(',').filter(|k| !k.is_empty()).map(String::from));
+            }
+            n if PTXAS_FLAGS.contains(&n) && inline.is_none() => {
+                opts.ptxas_options.push(format!("-{n}"));
+            }
+            "maxrregcount" | "Xptxas" | "ptxas" => {
+                let Some(v) = inline.filter(|v| !v.is_empty()) else {
+                    return Err(err(
+                        OptionErrorKind::Unrecognized,
+                        format!("option '{a}' requires a value ({name}=...)"),
+                    ));
+                };
+                match name {
+                    "maxrregcount" if v.parse::<u32>().is_err() => {
+                        return Err(err(
+                            OptionErrorKind::Unrecognized,
+                            format!("option '{a}': the register count must be a number"),
+                        ))
+                    }
+                    "maxrregcount" => opts.ptxas_options.push(format!("-maxrregcount={v}")),
+                    "Xptxas" => opts.ptxas_options.push(v.to_string()),
+                    _ => opts.ptxas = Some(std::path::PathBuf::from(v)),
+                }
             }
             n if IGNORED_FLAGS.contains(&n) && inline.is_none() => {}
             n if IGNORED_VALUED.contains(&n) && inline.is_some() => {}
@@ -254,20 +270,34 @@ mod tests {
             Some(vec!["v1".into(), "v2".into(), "v3".into()])
         );
         assert!(o.device_debug && o.kernels_used.is_none());
-        // nvJitLink's compile options are accepted and ignored.
+        // nvJitLink's LTO options are accepted and ignored; its ptxas options
+        // go to the ptxas that compiles PTX, in the order given.
         let o = parse_options(&[
             "-arch=sm_90",
             "-lto",
             "-O3",
             "-lineinfo",
+            "-Xptxas=-maxrregcount=48",
             "-maxrregcount=32",
             "-ftz=true",
             "-Xptxas=-v",
             "-split-compile=0",
             "-no-cache",
+            "-ptxas=/opt/ptxas",
         ])
         .unwrap();
-        assert!(!o.device_debug && o.ptxas_options.is_empty());
+        assert!(!o.device_debug);
+        assert_eq!(
+            o.ptxas_options,
+            [
+                "-O3",
+                "-lineinfo",
+                "-maxrregcount=48",
+                "-maxrregcount=32",
+                "-v"
+            ]
+        );
+        assert_eq!(o.ptxas.as_deref(), Some(std::path::Path::new("/opt/ptxas")));
     }
 
     /// `-g` and `-variables-used` change the link as nvlink's (and nvJitLink's)
@@ -324,10 +354,19 @@ mod tests {
             kind(&["-arch=sm_90", "-lto=1"]),
             OptionErrorKind::Unrecognized
         );
-        assert_eq!(
-            kind(&["-arch=sm_90", "-maxrregcount"]),
-            OptionErrorKind::Unrecognized
-        );
+        for bad in [
+            "-maxrregcount",
+            "-maxrregcount=x",
+            "-Xptxas",
+            "-Xptxas=",
+            "-ptxas",
+        ] {
+            assert_eq!(
+                kind(&["-arch=sm_90", bad]),
+                OptionErrorKind::Unrecognized,
+                "{bad}"
+            );
+        }
         let e = parse_options(&["-arch=sm_90", "-frob"]).unwrap_err();
         assert!(e.to_string().contains("'-frob'"), "{e}");
     }

@@ -1,8 +1,9 @@
 //! What an input's bytes look like, by their first bytes only.
 //!
-//! The C ABI uses this to check the declared input type and to refuse PTX and
-//! LTO-IR early; everything else is passed through to `linker_core`, which
-//! decides by content what it can link.
+//! The C ABI uses this to check the declared input type and to refuse LTO-IR
+//! early; everything else is passed through to `linker_core`, which decides
+//! by content what it can link (PTX is recognized by `linker_core`'s own
+//! rule, so what the C ABI takes as PTX is what the link compiles).
 
 /// The kinds of input an nvJitLink-style caller may hand in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,33 +70,10 @@ pub(crate) fn sniff(data: &[u8]) -> Kind {
     {
         return Kind::LtoIr;
     }
-    if looks_like_ptx(data) {
+    if linker_core::input::ptx::looks_like_ptx(data) {
         return Kind::Ptx;
     }
     Kind::Unknown
-}
-
-/// PTX: text (a trailing NUL allowed) whose first 4 KiB hold a `.version` directive
-/// and that starts with a directive or a comment.
-fn looks_like_ptx(data: &[u8]) -> bool {
-    let head = &data[..data.len().min(4096)];
-    let head = match head.iter().position(|&b| b == 0) {
-        // Only a terminating NUL is allowed in text.
-        Some(p) if data[p..].iter().all(|&b| b == 0) => &head[..p],
-        Some(_) => return false,
-        None => head,
-    };
-    let text = match std::str::from_utf8(head) {
-        Ok(t) => t,
-        // A 4 KiB cut may split a UTF-8 sequence; judge the valid prefix.
-        Err(e) if e.error_len().is_none() => {
-            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
-        }
-        Err(_) => return false,
-    };
-    let start = text.trim_start();
-    (start.starts_with('.') || start.starts_with("//") || start.starts_with("/*"))
-        && text.contains(".version")
 }
 
 #[cfg(test)]

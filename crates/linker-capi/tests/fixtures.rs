@@ -126,3 +126,77 @@ fn every_fixture_links_the_same_through_the_c_abi() {
     assert!(checked > 100, "only {checked} links checked");
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
+
+/// PTX added through the C ABI is compiled with nvJitLink's ptxas options, in
+/// the order given (measured with libnvJitLink 13.0.88: its ptxas records
+/// `-lineinfo`, `-O<n>`, `-maxrregcount` and each `-Xptxas` value, the last of
+/// two conflicting ones winning): the link equals a link of the objects
+/// NVIDIA's ptxas makes with those options, and differs from one without.
+#[test]
+fn ptx_is_compiled_with_nvjitlinks_ptxas_options() {
+    let Some(ptxas) = common::nv_tool("ptxas") else {
+        eprintln!("skipped: no ptxas (run `cargo xtask nv-tools`)");
+        return;
+    };
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let ptx: Vec<String> = ["regs_k.ptx", "regs_g.ptx"]
+        .iter()
+        .map(|f| data.join(f).display().to_string())
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("culink-capi-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    // What ptxas itself makes of the PTX with `ptxas_args`, linked.
+    let reference = |ptxas_args: &[&str]| {
+        let objects: Vec<_> = ptx
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let o = tmp.join(format!("{i}.o"));
+                let run = std::process::Command::new(&ptxas)
+                    .args(ptxas_args)
+                    .args(["-arch=sm_80", "-m64", "-c", p, "-o"])
+                    .arg(&o)
+                    .output()
+                    .unwrap();
+                assert!(run.status.success(), "{run:?}");
+                InputSource::File(o)
+            })
+            .collect();
+        let mut opts = culink::options::parse_options(&["-arch=sm_80"]).unwrap();
+        opts.inputs = objects;
+        linker_core::link(&opts).unwrap().cubin
+    };
+    let ptxas_opt = format!("-ptxas={}", ptxas.display());
+    let ours = |extra: &[&str]| {
+        let mut args = vec!["-arch=sm_80".to_string(), ptxas_opt.clone()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        capi_link(&args, &ptx).unwrap()
+    };
+    let differences = |a: &[u8], b: &[u8]| {
+        linker_core::diff::diff(
+            &linker_core::Cubin::parse(a).unwrap(),
+            &linker_core::Cubin::parse(b).unwrap(),
+        )
+    };
+    let with = ours(&[
+        "-lineinfo",
+        "-maxrregcount=64",
+        "-Xptxas=-maxrregcount=32",
+        "-O3",
+        "-ftz=true",
+    ]);
+    let expected = reference(&["-lineinfo", "-maxrregcount=64", "-maxrregcount=32", "-O3"]);
+    let d = differences(&with, &expected);
+    assert!(d.is_empty(), "{d:?}");
+    // The options change the code (a register limit of 32, line tables).
+    let plain = ours(&[]);
+    assert!(differences(&plain, &reference(&[])).is_empty());
+    let d = differences(&plain, &with);
+    assert!(
+        d.iter().any(|x| x.to_string().contains(".text."))
+            && d.iter()
+                .any(|x| x.to_string().contains(".nv_debug_line_sass")),
+        "{d:?}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}

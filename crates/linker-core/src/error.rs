@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Arch,
     /// A value does not fit the field it must be written into, or a limit was exceeded.
     Overflow,
+    /// PTX could not be compiled: no ptxas found, or ptxas failed on the input.
+    Compile,
 }
 
 /// An error with linker context.

@@ -174,12 +174,28 @@ static void test_bad_inputs(void) {
     EXPECT(culinkAddData(h, 42, garbage, sizeof garbage, "t.o"), CULINK_ERROR_UNRECOGNIZED_INPUT);
     EXPECT(culinkAddFile(h, CULINK_INPUT_CUBIN, path("no/such/file.o")), CULINK_ERROR_INVALID_INPUT);
     EXPECT(culinkAddFile(h, CULINK_INPUT_CUBIN, NULL), CULINK_ERROR_NULL_INPUT);
-    EXPECT(culinkAddFile(h, CULINK_INPUT_PTX, path("call_extern/a.ptx")), CULINK_ERROR_PTX_COMPILE);
-    EXPECT(culinkAddFile(h, CULINK_INPUT_ANY, path("call_extern/a.ptx")), CULINK_ERROR_PTX_COMPILE);
+    EXPECT(culinkAddFile(h, CULINK_INPUT_PTX, path("call_extern/a.sm_90.o")),
+           CULINK_ERROR_INCORRECT_INPUT_TYPE);
     EXPECT(culinkAddFile(h, CULINK_INPUT_FATBIN, path("call_extern/a.sm_90.o")),
            CULINK_ERROR_INCORRECT_INPUT_TYPE);
     log = error_log(h);
-    CHECK(strstr(log, "file.o") != NULL && strstr(log, "a.ptx") != NULL, "error log: %s", log);
+    CHECK(strstr(log, "file.o") != NULL && strstr(log, "a.sm_90.o") != NULL, "error log: %s", log);
+    free(log);
+    EXPECT(culinkDestroy(&h), CULINK_SUCCESS);
+}
+
+/* PTX is taken (as PTX or ANY) and compiled by culinkComplete; a ptxas that
+   cannot run makes that fail with CULINK_ERROR_PTX_COMPILE, naming the input. */
+static void test_ptx_without_ptxas(void) {
+    const char *opts[] = {"-arch=sm_90", "-ptxas=/nonexistent/ptxas", "-lineinfo"};
+    culinkHandle h = NULL;
+    EXPECT(culinkCreate(&h, 3, opts), CULINK_SUCCESS);
+    EXPECT(culinkAddFile(h, CULINK_INPUT_PTX, path("call_extern/a.ptx")), CULINK_SUCCESS);
+    EXPECT(culinkAddFile(h, CULINK_INPUT_ANY, path("call_extern/b.ptx")), CULINK_SUCCESS);
+    EXPECT(culinkComplete(h), CULINK_ERROR_PTX_COMPILE);
+    char *log = error_log(h);
+    CHECK(strstr(log, "a.ptx") != NULL && strstr(log, "/nonexistent/ptxas") != NULL,
+          "error log: %s", log);
     free(log);
     EXPECT(culinkDestroy(&h), CULINK_SUCCESS);
 }
@@ -244,6 +260,7 @@ int main(int argc, char **argv) {
     test_options();
     test_link(argv[2]);
     test_bad_inputs();
+    test_ptx_without_ptxas();
     test_link_errors();
     test_info_log();
     printf("%d passed, %d failed\n", passed, failed);

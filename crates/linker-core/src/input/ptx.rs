@@ -15,16 +15,23 @@ use crate::error::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Whether `data` looks like PTX: text (no NUL in the first 4 KiB, apart from
-/// trailing padding) holding both `.version` and `.target`.
+/// Whether `data` looks like PTX: text (a terminating NUL, or NUL padding,
+/// allowed) that starts with a directive or a comment and whose first 4 KiB
+/// hold both `.version` and `.target`.
 pub fn looks_like_ptx(data: &[u8]) -> bool {
     let head = &data[..data.len().min(4096)];
-    let text_end = head.iter().position(|&b| b == 0).unwrap_or(head.len());
-    if head[text_end..].iter().any(|&b| b != 0) {
-        return false;
-    }
-    let Ok(text) = std::str::from_utf8(&head[..text_end]) else {
-        return false;
+    let head = match head.iter().position(|&b| b == 0) {
+        Some(p) if data[p..].iter().all(|&b| b == 0) => &head[..p],
+        Some(_) => return false,
+        None => head,
+    };
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        // The 4 KiB cut may split a UTF-8 sequence: judge the valid prefix.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
     };
     let first = text.trim_start();
     (first.starts_with("//") || first.starts_with("/*") || first.starts_with('.'))
@@ -46,7 +53,7 @@ pub fn find_ptxas(explicit: Option<&Path>) -> Result<PathBuf> {
         }
     }
     Err(Error::new(
-        ErrorKind::Unsupported,
+        ErrorKind::Compile,
         "PTX input needs ptxas, which culink runs as an external tool: none found on PATH; give one with --ptxas PATH",
     ))
 }
@@ -103,11 +110,17 @@ pub fn compile(
             .arg("-o")
             .arg(&out)
             .output()
-            .map_err(|e| io(&format!("cannot run ptxas '{}'", ptxas.display()), e))?;
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Compile,
+                    format!("cannot run ptxas '{}': {e}", ptxas.display()),
+                )
+                .in_file(name.to_string())
+            })?;
         if !run.status.success() {
             let msg = String::from_utf8_lossy(&run.stderr);
             return Err(Error::new(
-                ErrorKind::Unsupported,
+                ErrorKind::Compile,
                 format!(
                     "ptxas '{}' failed to compile the PTX for {arch} ({}): {}",
                     ptxas.display(),
@@ -190,6 +203,11 @@ mod tests {
         assert!(!looks_like_ptx(b".version 9.0\n.target\0x"));
         assert!(!looks_like_ptx(b"hello .version .target"));
         assert!(!looks_like_ptx(b"\xff\xfe.version .target"));
+        // The 4 KiB cut falls inside a two-byte character of a comment.
+        let mut long = b".version 9.0\n.target sm_90\n//".to_vec();
+        long.resize(4095, b'x');
+        long.extend_from_slice("\u{e9}\n".as_bytes());
+        assert!(looks_like_ptx(&long));
     }
 
     #[test]
@@ -203,6 +221,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.file.as_deref(), Some("x.ptx"));
+        assert_eq!(e.kind, ErrorKind::Compile);
         assert!(e.message.contains("cannot run ptxas"), "{e}");
     }
 }
