@@ -241,7 +241,7 @@ impl Kit {
 }
 
 /// Links `opts` with culink and checks the output against `reference`.
-fn assert_like(opts: &LinkOptions, reference: &[u8], what: &str) -> Vec<u8> {
+fn assert_like(opts: &LinkOptions, reference: &[u8], what: &str) -> linker_core::LinkOutput {
     let out = link(opts).unwrap_or_else(|f| {
         let msgs: Vec<String> = f.diagnostics.iter().map(|d| d.error.to_string()).collect();
         panic!("{what}: culink failed:\n{}", msgs.join("\n"))
@@ -258,7 +258,7 @@ fn assert_like(opts: &LinkOptions, reference: &[u8], what: &str) -> Vec<u8> {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    out.cubin
+    out
 }
 
 #[test]
@@ -267,7 +267,7 @@ fn fatbin_with_one_cubin_links_like_the_cubin() {
     let nv = k.nvlink(90, &["a.sm_90.o", "b.fatbin"], "nv.fat.cubin");
     // nvlink: identical bytes to linking b.sm_90.o directly.
     assert_eq!(nv, k.nvlink(90, &["a.sm_90.o", "b.sm_90.o"], "nv.ab.cubin"));
-    let ours = assert_like(&k.options(90, &["a.sm_90.o", "b.fatbin"]), &nv, "fatbin");
+    let ours = assert_like(&k.options(90, &["a.sm_90.o", "b.fatbin"]), &nv, "fatbin").cubin;
     let direct = link(&k.options(90, &["a.sm_90.o", "b.sm_90.o"])).unwrap();
     assert_eq!(ours, direct.cubin, "a fatbin of b.o must link like b.o");
 }
@@ -351,11 +351,9 @@ fn ptx_is_compiled_with_the_options_nvlink_gives_its_ptxas() {
         let mut o = k.options(80, inputs);
         o.device_debug = debug;
         o.ptxas_options = ptxas_options.iter().map(|s| s.to_string()).collect();
-        assert_like(&o, &nv, what);
         // ptxas' warnings are the link's (nvlink prints them too): with
         // -g, two per input without DWARF.
-        let warnings = link(&o)
-            .unwrap()
+        let warnings = assert_like(&o, &nv, what)
             .diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Warning)
@@ -389,8 +387,7 @@ fn host_objects_and_host_code_fallback_to_ptx() {
     );
     let mut o = k.options(90, &["a.host90.o", "b.host90.o", "plain.o"]);
     o.verbose = true;
-    assert_like(&o, &nv, "plain host object");
-    let out = link(&o).unwrap();
+    let out = assert_like(&o, &nv, "plain host object");
     assert!(out
         .diagnostics
         .iter()
