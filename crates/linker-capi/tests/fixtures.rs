@@ -79,16 +79,19 @@ fn every_fixture_links_the_same_through_the_c_abi() {
     let mut checked = 0;
     let mut fails = Vec::new();
     for case in common::cases() {
-        // Options the C ABI does not take (e.g. --preserve-relocs) skip the case.
+        // Options the C ABI does not take (e.g. --preserve-relocs, -r) skip the case.
         let mut options = Vec::new();
         let mut it = case.options.iter();
         while let Some(o) = it.next() {
             match o.trim_start_matches('-') {
-                "kernels-used" => {
+                "kernels-used" | "variables-used" => {
                     options.push(o.clone());
                     options.extend(it.next().cloned());
                 }
-                n if n.starts_with("kernels-used=") => options.push(o.clone()),
+                n if n.starts_with("kernels-used=") || n.starts_with("variables-used=") => {
+                    options.push(o.clone())
+                }
+                "g" => options.push(o.clone()),
                 _ => {
                     options.clear();
                     break;
