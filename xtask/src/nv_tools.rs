@@ -23,7 +23,8 @@ use std::process::Command;
 
 /// Pinned wheels: (PyPI name, version). nvcc/ptxas/nvlink/fatbinary are the
 /// oracle (13.0.88); cuobjdump/nvdisasm are the newer readers (13.2.86); the rest
-/// is what `nvcc -rdc=true -dc` needs (cicc, CUDA 13.0 headers).
+/// is what `nvcc -rdc=true -dc` needs (cicc, CUDA 13.0 headers) and
+/// libnvJitLink, which culink loads for `-dlto` links (`lib/libnvJitLink.so.13`).
 pub const WHEELS: &[(&str, &str)] = &[
     ("nvidia-cuda-nvcc", "13.0.88"),
     ("nvidia-cuda-cuobjdump", "13.2.86"),
@@ -32,6 +33,7 @@ pub const WHEELS: &[(&str, &str)] = &[
     ("nvidia-cuda-runtime", "13.0.96"),
     ("nvidia-cuda-crt", "13.0.88"),
     ("nvidia-cuda-cccl", "13.0.85"),
+    ("nvidia-nvjitlink", "13.0.88"),
 ];
 
 /// Tools that must be present in the tools dir, with the version string

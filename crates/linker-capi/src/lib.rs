@@ -42,7 +42,7 @@
 //! PTX is compiled by `culinkComplete` with an external ptxas (`-ptxas=PATH`,
 //! else `ptxas` on `PATH`) and the ptxas options nvJitLink passes on
 //! (`-lineinfo`, `-O<n>`, `-maxrregcount=N`, `-Xptxas=...`, `-g`); LTO-IR is
-//! refused at once (culink does no link-time optimization). The Rust-side
+//! refused at once (the C ABI does no link-time optimization; the CLI's `-dlto` does). The Rust-side
 //! option parser is [`options::parse_options`].
 
 pub mod options;
@@ -277,7 +277,7 @@ fn check_input(
     let ltoir = || {
         (
             CULINK_ERROR_NVVM_COMPILE,
-            format!("{name}: LTO-IR input is not supported: culink does not do link-time optimization (compile with -rdc and without -dlto)"),
+            format!("{name}: LTO-IR input is not supported: the C ABI does no link-time optimization (link with the culink CLI and -dlto, or compile with -rdc and without -dlto)"),
         )
     };
     let expected: &[Kind] = match ty {

@@ -16,7 +16,7 @@
 //! | `-g` | a debug link, as nvlink's `-g` (measured: nvJitLink 13.0.88's `-g` output equals nvlink's on `-G` objects, and differs from its output without) |
 //! | `-lineinfo`, `-O0`..`-O3`, `-maxrregcount=N`, `-Xptxas=OPT` | for the ptxas that compiles PTX inputs (PTX added directly, or a fatbinary's PTX entry when it has no code for the target): `-lineinfo`, `-O<n>`, `-maxrregcount=N` and `OPT` (one ptxas argument per `-Xptxas`), in the order given, so that the last of two conflicting ones wins. Measured with libnvJitLink 13.0.88: its ptxas records exactly these (`-maxrregcount 40 -O 1 -arch sm_80 -c`), in that order; the compile options below it does not pass on. No effect on compiled inputs |
 //! | `-ptxas=PATH`, `--ptxas=PATH` | culink's own: the ptxas that compiles PTX inputs (as the CLI's `--ptxas`); without it, `ptxas` on `PATH` |
-//! | `-lto`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's LTO-IR compilation (measured: none of them reaches its ptxas for PTX inputs), and culink does no link-time optimization |
+//! | `-lto`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's LTO-IR compilation (measured: none of them reaches its ptxas for PTX inputs), and the C ABI does no link-time optimization (LTO-IR inputs are refused) |
 //!
 //! Anything else (including `-ptx`: culink produces cubins only) is
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the

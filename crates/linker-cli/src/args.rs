@@ -79,8 +79,8 @@ pub struct LinkCommand {
     pub time_file: Option<PathBuf>,
     /// `-disable-infos`: no info messages, even with `-v`.
     pub disable_infos: bool,
-    /// `-lto` / `-dlto`: nvlink's link-time optimization was asked for; culink
-    /// links the inputs' compiled code (or their PTX) and says so.
+    /// `-lto` / `-dlto`: link-time optimization (also in
+    /// `options.link_time_opt`).
     pub link_time_opt: bool,
     /// `-arch=compute_XX`: a virtual target; only the register-link file is
     /// written (see `linker_core::virtual_target_modules`).
@@ -151,6 +151,8 @@ Link options:
   --whole-archive, --no-whole-archive
                                load the archives that follow whole even with --lazy-archives
   --ptxas PATH                 ptxas that compiles PTX inputs (default: ptxas on PATH)
+  --nvjitlink PATH             libnvJitLink for -dlto (default: next to -nvvmpath,
+                               else libnvJitLink.so.13 from the loader's path)
   -r, --relocatable-link       write a relocatable (ET_REL) object to link again
   --preserve-relocs            list resolved relocations in .nv.resolvedrela.<sec>
   --dump-callgraph             print the call graph (nvlink's format) on stderr
@@ -176,10 +178,14 @@ Link options:
   -disable-infos               no info messages (even with -v)
   -use-host-info, -extrawarn, -g -suppress-debug-info, -device-stack-protector=B
                                accepted as nvlink (no effect on the output)
-  -lto, -dlto, -nvvmpath P, -Xnvvm O, -Xptxas O, -maxrregcount N, -emit-ptx,
-  -Ofc L, -split-compile N, -split-compile-extended N, -uidx F
-                               nvlink's link-time optimization options: accepted;
-                               culink links the inputs' compiled code (or PTX)
+  -dlto, -lto, -nvvmpath P    link-time optimization: the LTO IR of nvcc -dlto
+                               objects optimized together by libnvJitLink (found
+                               next to -nvvmpath's toolkit, or --nvjitlink PATH),
+                               then compiled by ptxas
+  -Xptxas O, -maxrregcount N, -split-compile N
+                               for the ptxas that compiles PTX and LTO code
+  -Xnvvm O, -emit-ptx, -Ofc L, -split-compile-extended N, -uidx F
+                               nvlink's other LTO options: accepted
   -ghls=lcs-aug|lcs-abs -o F   write nvlink's host linker script (no inputs)
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
 nvcc -dc, archives (also thin) of those, PTX.
@@ -305,6 +311,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("kernels-used", &["kernels-used"]),
     ("variables-used", &["variables-used"]),
     ("ptxas", &["ptxas"]),
+    ("nvjitlink", &["nvjitlink"]),
     ("dump-callgraph-dot", &["dump-callgraph-dot"]),
     ("Map", &["Map", "map"]),
     ("why-live", &["why-live"]),
@@ -317,9 +324,7 @@ const VALUE_OPTS: &[(&str, &[&str])] = &[
     ("device-stack-protector", &["device-stack-protector"]),
     ("uidx-file", &["uidx-file", "uidx"]),
     ("Ofast-compile", &["Ofast-compile", "Ofc"]),
-    // Options of nvlink's link-time optimization (LTO-IR inputs, which culink
-    // does not compile): accepted, no effect on a link of compiled code (as
-    // nvlink: measured equivalent outputs).
+    // Options of nvlink's link-time optimization and of its built-in ptxas.
     ("Xnvvm", &["Xnvvm"]),
     ("Xptxas", &["Xptxas"]),
     ("maxrregcount", &["maxrregcount"]),
@@ -550,6 +555,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 cmd.driver.libraries.push(value);
             }
             "ptxas" => cmd.options.ptxas = Some(PathBuf::from(value)),
+            "nvjitlink" => cmd.options.nvjitlink = Some(PathBuf::from(value)),
             "dump-callgraph-dot" => {
                 cmd.options.reports.callgraph_dot = true;
                 cmd.callgraph_dot_file = Some(PathBuf::from(value));
@@ -616,7 +622,10 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 }
             }
             "Ofast-compile" => fast_compile = true,
-            "nvvmpath" => nvvm_path = true,
+            "nvvmpath" => {
+                nvvm_path = true;
+                cmd.options.nvvm_path = Some(PathBuf::from(value));
+            }
             // For the ptxas that compiles PTX inputs (nvlink's built-in
             // one takes them; measured from its tkinfo notes).
             "Xptxas" => xptxas.extend(value.split(',').filter(|o| !o.is_empty()).map(String::from)),
@@ -672,6 +681,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         return Err(UsageError::fatal("-nvvmpath should be specified with -lto"));
     }
     cmd.link_time_opt = lto;
+    cmd.options.link_time_opt = lto;
     // nvlink's usage checks, in its order.
     if cmd.options.inputs.is_empty() {
         return Err(UsageError::fatal(

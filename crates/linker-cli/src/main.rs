@@ -257,12 +257,6 @@ fn link(cmd: LinkCommand) -> ExitCode {
         }
     }
     tracing::debug!(driver = ?cmd.driver, "driver options");
-    if cmd.link_time_opt && !cmd.options.no_warnings {
-        // nvcc -dlto objects also carry PTX (or SASS), which is linked instead.
-        eprintln!(
-            "culink: warning: -lto/-dlto: culink does no link-time optimization; the inputs' compiled code (or their PTX, compiled with ptxas) is linked"
-        );
-    }
     let target = if cmd.driver.report_arch {
         cmd.options
             .arch

@@ -870,8 +870,8 @@ fn nvlink_options_users_pass_match_nvlink() {
         "-g -suppress-debug-info",
     );
     // An object holding only LTO IR (`nvcc -dlto`): nvlink refuses it
-    // without -dlto; culink, which does no link-time optimization, always,
-    // naming the file (it linked nothing from it, silently, before).
+    // without -dlto, and so does culink, naming the file (it linked nothing
+    // from it, silently, before).
     run(
         Command::new(&real_nvcc)
             .current_dir(&k.dir)
@@ -1140,4 +1140,167 @@ fn extensible_whole_program_objects_link_as_by_nvlink() {
         );
     }
     let _ = std::fs::remove_dir_all(&k.dir);
+}
+
+/// A kernel launching another from the device (libcudadevrt).
+const LTO_CDP_CU: &str = r#"__global__ void cdp_child(int* p) { p[threadIdx.x] = 1; }
+__global__ void cdp_parent(int* p) { cdp_child<<<1, 32>>>(p); }
+void run_cdp(int* p) { cdp_parent<<<1, 1>>>(p); }
+"#;
+
+/// A kernel calling a device function defined in an object built without -dlto.
+const LTO_CALLS_CU: &str = r#"__device__ float lto_callee(float x);
+__global__ void lto_caller(float* a, int n) {
+  for (int i = 0; i < n; i++) a[threadIdx.x] = lto_callee(a[threadIdx.x]) + 1.0f;
+}
+void run_caller(float* a, int n) { lto_caller<<<1, 32>>>(a, n); }
+"#;
+
+const LTO_CALLEE_CU: &str = "__device__ float lto_callee(float x) { return x * x - 2.0f; }\n";
+
+/// `-dlto`: the LTO IR of `nvcc -dc -dlto` objects is optimized together by
+/// libnvJitLink (found from `-nvvmpath`, as a toolkit lays it out) and
+/// compiled by ptxas: a whole program when nothing else is linked, else a
+/// `ptxas -c` object at the place of the last LTO input, linked with the
+/// rest (non-LTO objects, libcudadevrt for device launches). nvlink's output
+/// must be matched in every case; nvlink itself wants `<nvvmpath>/lib64/libnvvm.so`.
+#[test]
+fn link_time_optimization_matches_nvlink() {
+    let Some(k) = kit("lto") else { return };
+    let nvcc = k.root.join("bin/nvcc");
+    if !k.root.join("lib/libnvJitLink.so.13").is_file() {
+        missing::<()>("libnvJitLink.so.13 (the nvidia-nvjitlink wheel)");
+        return;
+    }
+    let lto = &["-arch=sm_90", "-dlto"][..];
+    k.nvcc_dc(&nvcc, "a", A_CU, lto);
+    k.nvcc_dc(&nvcc, "main", MAIN_CU, lto);
+    k.nvcc_dc(&nvcc, "b", B_CU, &["-arch=sm_90"]);
+    k.nvcc_dc(&nvcc, "cdp", LTO_CDP_CU, lto);
+    k.nvcc_dc(&nvcc, "calls", LTO_CALLS_CU, lto);
+    k.nvcc_dc(&nvcc, "callee", LTO_CALLEE_CU, lto);
+    std::fs::copy(k.dir.join("callee.o"), k.dir.join("callee_lto.o")).unwrap();
+    k.nvcc_dc(&nvcc, "callee", LTO_CALLEE_CU, &["-arch=sm_90"]);
+    // nvlink's -nvvmpath: a directory with lib64/libnvvm.so.
+    let nvvm = k.dir.join("nvvm");
+    std::fs::create_dir_all(nvvm.join("lib64")).unwrap();
+    let _ = std::fs::remove_file(nvvm.join("lib64/libnvvm.so"));
+    std::os::unix::fs::symlink(
+        k.root.join("lib/libnvvm.so.4"),
+        nvvm.join("lib64/libnvvm.so"),
+    )
+    .unwrap();
+    let lib = format!("-L{}", k.root.join("lib64").display());
+    let link = |extra: &[&str], inputs: &[&str], what: &str, culink_nvvm: &Path| -> Output {
+        let args = |out: &str, nvvm: &Path| -> Vec<String> {
+            let mut a: Vec<String> = vec![
+                "-arch=sm_90".into(),
+                "-dlto".into(),
+                format!("-nvvmpath={}", nvvm.display()),
+                format!("--register-link-binaries={out}.reg.c"),
+                lib.clone(),
+            ];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a.extend(inputs.iter().map(|s| s.to_string()));
+            a.extend(["-lcudadevrt".into(), "-o".into(), out.into()]);
+            a
+        };
+        // nvlink leaves an existing register-link file as it is.
+        let _ = std::fs::remove_file(k.dir.join("nv.cubin.reg.c"));
+        let _ = std::fs::remove_file(k.dir.join("cu.cubin"));
+        run(
+            Command::new(k.root.join("bin/nvlink"))
+                .current_dir(&k.dir)
+                .args(args("nv.cubin", &nvvm)),
+            &format!("nvlink -dlto ({what})"),
+        );
+        let cu = culink_in(&k.dir, &args("cu.cubin", culink_nvvm));
+        assert!(cu.status.success(), "{what}: {}", text(&cu.stderr));
+        assert_equivalent(&k.dir.join("cu.cubin"), &k.dir.join("nv.cubin"), what);
+        assert_eq!(
+            std::fs::read_to_string(k.dir.join("cu.cubin.reg.c")).unwrap(),
+            std::fs::read_to_string(k.dir.join("nv.cubin.reg.c")).unwrap(),
+            "{what}: register-link file"
+        );
+        cu
+    };
+    // culink finds libnvJitLink next to the toolkit's own nvvm directory.
+    let toolkit_nvvm = k.root.join("nvvm");
+    for (extra, inputs, what) in [
+        (&[][..], &["a.o", "main.o"][..], "whole program"),
+        (&["-g"][..], &["a.o", "main.o"][..], "whole program, -g"),
+        (
+            &["-Xptxas", "-O1", "-maxrregcount=32"][..],
+            &["a.o", "main.o"],
+            "ptxas options",
+        ),
+        (&[][..], &["cdp.o", "main.o"], "device launch: libcudadevrt"),
+        (&[][..], &["calls.o", "callee.o"], "LTO and non-LTO objects"),
+        (&[][..], &["callee.o", "calls.o"], "non-LTO object first"),
+        (
+            &[][..],
+            &["calls.o", "callee.o", "cdp.o"],
+            "two LTO objects apart",
+        ),
+        (
+            &[][..],
+            &["calls.o", "callee_lto.o", "main.o"],
+            "three modules, whole",
+        ),
+    ] {
+        link(extra, inputs, what, &toolkit_nvvm);
+    }
+    // A non-LTO object using what only it uses of the LTO code: libnvJitLink
+    // drops it, so the LTO objects are linked without optimization (nvlink's
+    // private partial mode keeps it): a warning naming it, a working link.
+    let cu = culink_in(
+        &k.dir,
+        &[
+            "-arch=sm_90",
+            "-dlto",
+            &format!("-nvvmpath={}", toolkit_nvvm.display()),
+            &lib,
+            "a.o",
+            "b.o",
+            "main.o",
+            "-lcudadevrt",
+            "-o",
+            "cu.cubin",
+        ],
+    );
+    assert!(cu.status.success(), "{}", text(&cu.stderr));
+    assert!(
+        text(&cu.stderr).contains("'_Z5scalef' is used by an object built without -dlto"),
+        "{}",
+        text(&cu.stderr)
+    );
+    // The whole-program output is ptxas' own: no nvlink note.
+    link(&[], &["a.o"], "whole program", &toolkit_nvvm);
+    let cubin = std::fs::read(k.dir.join("cu.cubin")).unwrap();
+    let dump = linker_core::dump::dump_to_string(&Cubin::parse(&cubin).unwrap());
+    assert!(
+        dump.contains("tool \"ptxas\"") && !dump.contains("tool \"culink\""),
+        "{dump}"
+    );
+    // Without libnvJitLink: an error saying what is missing, no output.
+    std::fs::remove_file(k.dir.join("cu.cubin")).unwrap();
+    let cu = culink_in(
+        &k.dir,
+        &[
+            "-arch=sm_90",
+            "-dlto",
+            "-nvvmpath=/nonexistent/nvvm",
+            "--nvjitlink",
+            "/nonexistent/libnvJitLink.so",
+            "a.o",
+            "-o",
+            "cu.cubin",
+        ],
+    );
+    assert!(!cu.status.success());
+    assert!(
+        text(&cu.stderr).contains("libnvJitLink") && !k.dir.join("cu.cubin").exists(),
+        "{}",
+        text(&cu.stderr)
+    );
 }

@@ -76,6 +76,18 @@ pub struct LinkOptions {
     pub whole_archive_inputs: Vec<usize>,
     /// The ptxas that compiles PTX inputs (`--ptxas PATH`); `None`: `ptxas` on `PATH`.
     pub ptxas: Option<PathBuf>,
+    /// `-dlto` / `-lto`: the LTO IR of `nvcc -dlto` objects is optimized
+    /// together by libnvJitLink into PTX, which ptxas compiles (the whole
+    /// program when nothing else is linked, as nvlink does); without it an
+    /// object whose only code for the target is LTO IR is an error.
+    pub link_time_opt: bool,
+    /// The libnvJitLink to load for [`LinkOptions::link_time_opt`]
+    /// (`--nvjitlink PATH`); `None`: next to [`LinkOptions::nvvm_path`], else
+    /// the system loader's `libnvJitLink.so.13`.
+    pub nvjitlink: Option<PathBuf>,
+    /// nvlink's `-nvvmpath` (`<cuda>/nvvm`): libnvJitLink is looked for in
+    /// `<cuda>/lib64` and `<cuda>/lib`.
+    pub nvvm_path: Option<PathBuf>,
     /// Options for the ptxas that compiles PTX inputs, as nvlink passes them
     /// to its built-in one: the `-Xptxas` options, then `-maxrregcount=N`,
     /// `-device-stack-protector=B`, `-split-compile=N` (the CLI fills it).

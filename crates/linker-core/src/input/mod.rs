@@ -15,6 +15,7 @@
 pub mod archive;
 pub mod fatbin;
 pub mod host;
+pub mod lto;
 pub mod ptx;
 
 /// What an input's bytes are.

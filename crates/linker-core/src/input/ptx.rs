@@ -85,7 +85,32 @@ pub fn compile(
     ptxas: &Path,
     options: &[String],
 ) -> Result<Compiled> {
-    let _span = tracing::info_span!("ptxas", input = name, arch = %arch).entered();
+    run(ptx, name, arch, ptxas, options, true)
+}
+
+/// Compiles `ptx` as a whole program (`ptxas` without `-c`): the executable
+/// cubin nvlink writes for a link-time optimized program that needs nothing
+/// else (see [`compile`] for the rest).
+pub fn compile_program(
+    ptx: &[u8],
+    name: &str,
+    arch: SmArch,
+    ptxas: &Path,
+    options: &[String],
+) -> Result<Compiled> {
+    run(ptx, name, arch, ptxas, options, false)
+}
+
+/// Runs ptxas on `ptx`, with `-c` when `relocatable`.
+fn run(
+    ptx: &[u8],
+    name: &str,
+    arch: SmArch,
+    ptxas: &Path,
+    options: &[String],
+    relocatable: bool,
+) -> Result<Compiled> {
+    let _span = tracing::info_span!("ptxas", input = name, arch = %arch, relocatable).entered();
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
         "culink-ptx-{}-{}",
@@ -105,7 +130,7 @@ pub fn compile(
             .args(options)
             .arg(format!("-arch={arch}"))
             .arg("-m64")
-            .arg("-c")
+            .args(relocatable.then_some("-c"))
             .arg(&src)
             .arg("-o")
             .arg(&out)

@@ -102,6 +102,9 @@ pub(crate) struct ModuleInfo {
     /// `None` when the module carries no host information (cubin, fatbinary,
     /// PTX, host object without `.nvHR*` sections).
     pub kernel_refs: Option<Vec<String>>,
+    /// The variable and constant patterns of its `.nvHRDE`/`.nvHRDI`/
+    /// `.nvHRCE`/`.nvHRCI` lists (what host code reads or writes by name).
+    pub variable_refs: Vec<String>,
 }
 
 /// One module in load order (devrt members last), with its image if it has one.
@@ -439,6 +442,7 @@ struct Expanded<'b> {
 }
 
 /// Context of one expansion.
+#[derive(Clone)]
 struct Ctx<'o> {
     arch: SmArch,
     ptxas: Option<&'o Path>,
@@ -450,6 +454,9 @@ struct Ctx<'o> {
     /// Only the modules are wanted (a virtual target): no image is extracted,
     /// no PTX compiled.
     ids_only: bool,
+    /// `-dlto`: a fatbinary with LTO IR for the target gives that (the
+    /// fatbinary itself, see [`lto_step`]) before its ELF or PTX.
+    lto: bool,
 }
 
 impl Ctx<'_> {
@@ -465,6 +472,15 @@ impl Ctx<'_> {
         let fb = Fatbin::parse(data)?;
         if self.ids_only {
             return Ok(None);
+        }
+        let lto_ir = fb.entries.iter().find(|e| {
+            e.kind == crate::input::fatbin::EntryKind::Other(crate::input::fatbin::KIND_LTO_IR)
+                && e.sm <= self.arch.sm
+        });
+        // With -dlto nvlink takes the LTO IR even where the fatbinary also
+        // holds SASS for the target (measured: `code=[sm_80,lto_80]`).
+        if self.lto && lto_ir.is_some() {
+            return Ok(Some(Cow::Borrowed(data)));
         }
         if let Some(e) = fb.select_elf(|sm, variant| {
             super::blackwell::arch_compatible(SmArch::new(sm), variant, self.arch)
@@ -491,17 +507,13 @@ impl Ctx<'_> {
             )
             .map(|v| Some(Cow::Owned(v)));
         }
-        // Only LTO IR for the target: nvlink refuses it without -dlto ("LTO
-        // objects found, use -dlto") and compiles it with; culink cannot
-        // (an empty link would fail at run time).
-        if let Some(e) = fb.entries.iter().find(|e| {
-            e.kind == crate::input::fatbin::EntryKind::Other(crate::input::fatbin::KIND_LTO_IR)
-                && e.sm <= self.arch.sm
-        }) {
+        // Only LTO IR for the target, without -dlto: nvlink refuses it ("LTO
+        // objects found, use -dlto").
+        if let Some(e) = lto_ir {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 format!(
-                    "holds only LTO IR for {} (lto_{}: nvcc -dlto); culink does no link-time optimization: compile it with -rdc=true and code=sm_{} or compute_{}",
+                    "holds only LTO IR for {} (lto_{}: nvcc -dlto); link with -dlto (link-time optimization) or compile it with -rdc=true and code=sm_{} or compute_{}",
                     self.arch, e.sm, self.arch.sm, e.sm
                 ),
             ));
@@ -524,6 +536,7 @@ impl Ctx<'_> {
         let by_path = ModuleInfo {
             reg_id: Some(path_id.to_string()),
             kernel_refs: None,
+            variable_refs: Vec::new(),
         };
         match detect(data) {
             InputKind::CudaElf if is_executable(data) => {
@@ -546,16 +559,23 @@ impl Ctx<'_> {
                     .host_refs
                     .as_ref()
                     .map(|r| r.kernels.iter().map(|k| k.to_string()).collect());
+                let variable_refs = host
+                    .host_refs
+                    .as_ref()
+                    .map(|r| r.variables.iter().chain(&r.constants).map(|v| v.to_string()).collect())
+                    .unwrap_or_default();
                 let Some((section, off, fat)) = host.fatbin else {
                     let info = ModuleInfo {
                         reg_id: None,
                         kernel_refs,
+                        variable_refs,
                     };
                     return Ok((info, Err(Note::NoDeviceCode)));
                 };
                 let info = ModuleInfo {
                     reg_id: Some(host.module_id.unwrap_or(path_id).to_string()),
                     kernel_refs,
+                    variable_refs,
                 };
                 let img = self
                     .image_of_fatbin(fat, name, warnings)
@@ -779,6 +799,10 @@ fn is_object(data: &MemberData<'_>, nb: &NamedBlob) -> bool {
     }
 }
 
+/// What [`expand_all`] gives: the images, every module met, and the
+/// link-time optimized program of a `-dlto` link.
+type Expand<'b> = (Vec<Image<'b>>, Vec<Module>, Option<LtoProgram>);
+
 /// Expands every input (containers, archives, PTX) into device images, in
 /// parallel; `-lcudadevrt`'s images go last. Also returns every module met,
 /// in the same order (see [`loaded_modules`]).
@@ -788,20 +812,15 @@ pub(crate) fn expand_all<'b>(
     arch: SmArch,
     ids_only: bool,
     diags: &mut Diags,
-) -> std::result::Result<(Vec<Image<'b>>, Vec<Module>), LinkFailure> {
+) -> std::result::Result<Expand<'b>, LinkFailure> {
     let _span = tracing::info_span!("expand_inputs", count = blobs.len()).entered();
     let ctx = Ctx {
         arch,
         ptxas: opts.ptxas.as_deref(),
-        ptxas_options: {
-            let mut o = opts.ptxas_options.clone();
-            if opts.device_debug && !opts.suppress_debug_info {
-                o.push("-g".to_string());
-            }
-            o
-        },
+        ptxas_options: ptxas_options(opts),
         quiet_arch: opts.suppress_arch_warning || ids_only,
         ids_only,
+        lto: opts.link_time_opt,
     };
     let results: Vec<Result<Expanded<'b>>> =
         blobs.par_iter().map(|nb| expand_one(nb, &ctx)).collect();
@@ -845,7 +864,7 @@ pub(crate) fn expand_all<'b>(
     diags.checkpoint()?;
     let base = images.len();
     images.extend(devrt);
-    let modules = modules
+    let mut modules: Vec<Module> = modules
         .into_iter()
         .chain(devrt_modules)
         .map(|(info, image, group)| Module {
@@ -854,7 +873,296 @@ pub(crate) fn expand_all<'b>(
             group,
         })
         .collect();
-    Ok((images, modules))
+    let lto = lto_step(&mut images, &mut modules, &ctx, opts, diags)?;
+    Ok((images, modules, lto))
+}
+
+/// The options of the ptxas that compiles PTX for the link: the link's
+/// ([`LinkOptions::ptxas_options`]), and `-g` for a `-g` link (without
+/// `-suppress-debug-info`, as nvlink).
+pub(crate) fn ptxas_options(opts: &LinkOptions) -> Vec<String> {
+    let mut o = opts.ptxas_options.clone();
+    if opts.device_debug && !opts.suppress_debug_info {
+        o.push("-g".to_string());
+    }
+    o
+}
+
+/// The ptxas for the link-time optimized code: `--ptxas`, else the one of
+/// the toolkit `-nvvmpath` names (`<cuda>/nvvm` → `<cuda>/bin/ptxas`), else
+/// `ptxas` on `PATH`.
+pub(crate) fn lto_ptxas(opts: &LinkOptions) -> Result<PathBuf> {
+    let toolkit = opts
+        .nvvm_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|root| root.join("bin/ptxas"))
+        .filter(|p| p.is_file());
+    ptx::find_ptxas(opts.ptxas.as_deref().or(toolkit.as_deref()))
+}
+
+/// What the optimizer may drop, as nvJitLink options: the kernels and
+/// variables host code uses, when every module carries host information and
+/// names a kernel (the host-reference pruning rule of [`loaded_modules`]),
+/// with `-optimize-unused-variables` (measured: nvlink's optimizer then
+/// drops `unused_a` and makes `counter` local, as nvJitLink does with these
+/// options); else an explicit `-kernels-used`/`-variables-used`.
+fn lto_used(modules: &[Module], opts: &LinkOptions) -> Vec<String> {
+    let mut out = Vec::new();
+    if opts.kernels_used.is_some() || opts.variables_used.is_some() {
+        for k in opts.kernels_used.iter().flatten() {
+            out.push(format!("-kernels-used={k}"));
+        }
+        for v in opts.variables_used.iter().flatten() {
+            out.push(format!("-variables-used={v}"));
+        }
+        return out;
+    }
+    if opts.ignore_host_info {
+        return out;
+    }
+    let own = modules
+        .iter()
+        .filter(|m| !matches!(m.group, Group::DevRt { .. }));
+    let all_host = own.clone().all(|m| m.info.kernel_refs.is_some());
+    let mut seen = HashSet::default();
+    for m in own.clone() {
+        for k in m.info.kernel_refs.iter().flatten() {
+            if seen.insert(("k", k.as_str())) {
+                out.push(format!("-kernels-used={k}"));
+            }
+        }
+    }
+    if !all_host || out.is_empty() {
+        return Vec::new();
+    }
+    for m in own {
+        for v in &m.info.variable_refs {
+            if seen.insert(("v", v.as_str())) {
+                out.push(format!("-variables-used={v}"));
+            }
+        }
+    }
+    out.push("-optimize-unused-variables".into());
+    out
+}
+
+/// The link-time optimized part of a `-dlto` link.
+pub(crate) struct LtoProgram {
+    /// The index of its `ptxas -c` image among the link's images.
+    pub image: usize,
+    /// `Some(ptx)` when nothing else is to be linked: the output is then
+    /// whole-program ptxas of this PTX (optimized knowing what host code
+    /// uses), not a link.
+    pub whole_program: Option<Vec<u8>>,
+}
+
+/// Whether an image is an LTO module: with `-dlto` a fatbinary holding LTO
+/// IR for the target stands for itself among the images (every other image
+/// is an ELF).
+fn is_lto_module(img: &Image<'_>) -> bool {
+    crate::input::detect(img.bytes()) == InputKind::Fatbin
+}
+
+/// Whether a relocatable cubin needs nothing from other objects: no
+/// undefined symbol but weak ones (`__UFT`, ...), the driver's functions
+/// (`vprintf`, `malloc`) and `extern __shared__` arrays.
+fn needs_nothing(image: &[u8]) -> bool {
+    let Ok(c) = Cubin::parse(image) else {
+        return false;
+    };
+    !c.symbols.iter().skip(1).any(|s| {
+        s.is_undefined()
+            && s.bind() == STB_GLOBAL
+            && !s.name.is_empty()
+            && s.other & crate::elf::STO_CUDA_SHARED == 0
+            && !super::relocate::DRIVER_FUNCTIONS.contains(&s.name)
+    })
+}
+
+/// A global symbol some other image (but libcudadevrt's, loaded only for
+/// what it defines) leaves undefined that none defines, the LTO result `lto`
+/// included (the driver's functions and `extern __shared__` arrays aside);
+/// the first such name.
+fn removed_but_needed(images: &[Image<'_>], lto: &[u8]) -> Option<String> {
+    let mut defined: HashSet<&str> = HashSet::default();
+    let mut wanted: Vec<&str> = Vec::new();
+    // (whether its undefined symbols count, the image)
+    let parsed: Vec<(bool, Cubin<'_>)> = images
+        .iter()
+        .filter(|i| !is_lto_module(i))
+        .map(|i| (!matches!(i.group, Group::DevRt { .. }), i.bytes()))
+        .chain(std::iter::once((false, lto)))
+        .filter_map(|(counts, b)| Some((counts, Cubin::parse(b).ok()?)))
+        .collect();
+    for (counts, c) in &parsed {
+        for s in c.symbols.iter().skip(1) {
+            if s.is_undefined() {
+                if !counts {
+                    continue;
+                }
+                if s.bind() == STB_GLOBAL
+                    && s.other & crate::elf::STO_CUDA_SHARED == 0
+                    && !super::relocate::DRIVER_FUNCTIONS.contains(&s.name)
+                {
+                    wanted.push(s.name);
+                }
+            } else if s.bind() != crate::elf::STB_LOCAL {
+                defined.insert(s.name);
+            }
+        }
+    }
+    wanted
+        .into_iter()
+        .find(|n| !defined.contains(n))
+        .map(String::from)
+}
+
+/// `-dlto`: replaces the LTO modules among `images` by one relocatable image,
+/// `ptxas -c` of the PTX libnvJitLink makes of them all, at the place of the
+/// last of them (measured: nvlink links the optimized code there: after `g.o`
+/// in `a.lto.o g.o b.lto.o`, first in `a.lto.o b.lto.o g.o`); their modules
+/// point at it. When no other device code is linked and that image needs
+/// nothing (no libcudadevrt either), nvlink compiles the program whole
+/// instead, optimized with what host code uses ([`lto_used`]; measured:
+/// equivalent outputs in both cases, and the partial link's optimizer knows
+/// nothing of the host: a kernel only launched from the device stays global).
+fn lto_step(
+    images: &mut Vec<Image<'_>>,
+    modules: &mut [Module],
+    ctx: &Ctx<'_>,
+    opts: &LinkOptions,
+    diags: &mut Diags,
+) -> std::result::Result<Option<LtoProgram>, LinkFailure> {
+    let members: Vec<usize> = (0..images.len())
+        .filter(|&i| is_lto_module(&images[i]))
+        .collect();
+    let Some(&last) = members.last() else {
+        return Ok(None);
+    };
+    let _span = tracing::info_span!("lto_step", modules = members.len()).entered();
+    let names: Vec<&str> = members.iter().map(|&i| images[i].name.as_str()).collect();
+    let label = format!("link-time optimized code of {}", names.join(", "));
+    let fatbins: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|&i| (images[i].name.as_str(), images[i].bytes()))
+        .collect();
+    let libs = crate::input::lto::candidates(opts.nvjitlink.as_deref(), opts.nvvm_path.as_deref());
+    let debug = opts.device_debug && !opts.suppress_debug_info;
+    let optimize =
+        |used: &[String]| crate::input::lto::optimize(&libs, ctx.arch, debug, used, &fatbins);
+    let mut warnings = Vec::new();
+    let step = optimize(&[]).and_then(|ptx| {
+        let ptxas = lto_ptxas(opts)?;
+        let image = compiled(
+            ptx::compile(&ptx, &label, ctx.arch, &ptxas, &ctx.ptxas_options),
+            &label,
+            &mut warnings,
+        )?;
+        let alone = !opts.relocatable
+            && images
+                .iter()
+                .all(|i| is_lto_module(i) || matches!(i.group, Group::DevRt { .. }));
+        let whole = if alone && needs_nothing(&image) {
+            Some(optimize(&lto_used(modules, opts))?)
+        } else {
+            None
+        };
+        Ok((image, whole))
+    });
+    for w in warnings {
+        diags.warning(w);
+    }
+    let (image, whole_program) = match step {
+        Ok(s) => s,
+        Err(e) => {
+            let e = if e.file.is_none() {
+                e.in_file(label)
+            } else {
+                e
+            };
+            diags.error(e);
+            diags.checkpoint()?;
+            return Ok(None);
+        }
+    };
+    // libnvJitLink's optimizer treats the modules as the whole program, so
+    // it drops a global that only other objects use (nvlink's own partial
+    // link keeps them: its optimizer's partial-link mode is private). Such a
+    // link falls back to the modules' compiled code or PTX, with a warning.
+    if let Some(name) = removed_but_needed(images, &image) {
+        diags.warning(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "-dlto: '{name}' is used by an object built without -dlto but not kept by libnvJitLink's optimizer; {} are linked from their compiled code or PTX instead, without link-time optimization",
+                names.join(", ")
+            ),
+        ));
+        let toolkit_ptxas = lto_ptxas(opts).ok();
+        let plain = Ctx {
+            lto: false,
+            ptxas: toolkit_ptxas.as_deref().or(ctx.ptxas),
+            ..ctx.clone()
+        };
+        for &i in &members {
+            let mut warnings = Vec::new();
+            let r = plain.image_of_fatbin(images[i].bytes(), &images[i].name, &mut warnings);
+            for w in warnings {
+                diags.warning(w);
+            }
+            match r {
+                Ok(Some(img)) => {
+                    images[i].bytes = ImageBytes::Owned(img.into_owned());
+                }
+                Ok(None) => diags.error(
+                    Error::new(ErrorKind::Arch, "no code for the target but LTO IR")
+                        .in_file(images[i].name.clone()),
+                ),
+                Err(e) => diags.error(e.in_file(images[i].name.clone())),
+            }
+        }
+        diags.checkpoint()?;
+        return Ok(None);
+    }
+    diags.info(format!(
+        "-dlto: {} optimized together by libnvJitLink",
+        names.join(", ")
+    ));
+    let group = images[last].group;
+    let mut image = Some(image);
+    // Old index -> new index; every LTO module goes to the merged image.
+    let mut new_index = Vec::with_capacity(images.len());
+    let mut kept = Vec::with_capacity(images.len() - members.len() + 1);
+    let mut merged = 0;
+    for (i, img) in std::mem::take(images).into_iter().enumerate() {
+        if i == last {
+            merged = kept.len();
+            kept.push(Image {
+                name: label.clone(),
+                bytes: ImageBytes::Owned(image.take().unwrap_or_default()),
+                group,
+            });
+            new_index.push(merged);
+        } else if is_lto_module(&img) {
+            new_index.push(usize::MAX);
+        } else {
+            new_index.push(kept.len());
+            kept.push(img);
+        }
+    }
+    *images = kept;
+    for m in modules.iter_mut() {
+        if let Some(i) = m.image {
+            m.image = Some(match new_index[i] {
+                usize::MAX => merged,
+                n => n,
+            });
+        }
+    }
+    Ok(Some(LtoProgram {
+        image: merged,
+        whole_program,
+    }))
 }
 
 /// Parses every image in parallel, checks that it is a relocatable cubin for
@@ -1351,6 +1659,7 @@ pub(crate) fn archive_definitions(path: &Path, arch: SmArch) -> Vec<(String, Vec
         ptxas_options: Vec::new(),
         quiet_arch: true,
         ids_only: false,
+        lto: false,
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut out = Vec::new();
@@ -1560,6 +1869,7 @@ mod tests {
             info: ModuleInfo {
                 reg_id: id.map(String::from),
                 kernel_refs: refs.map(|r| r.iter().map(|s| s.to_string()).collect()),
+                variable_refs: Vec::new(),
             },
             image,
             group,

@@ -204,7 +204,7 @@ pub fn virtual_target_modules(
         )));
     };
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (_, modules) = load::expand_all(&blobs, opts, arch, true, &mut diags)?;
+    let (_, modules, _) = load::expand_all(&blobs, opts, arch, true, &mut diags)?;
     let ids = modules.into_iter().filter_map(|m| m.info.reg_id).collect();
     diags.checkpoint()?;
     Ok((ids, diags.list))
@@ -255,7 +255,7 @@ fn link_inner(
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (images, modules) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
+    let (images, modules, lto) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,
@@ -276,6 +276,54 @@ fn link_inner(
     // sweep; nvcc_dlink test `nvlink_options_users_pass_match_nvlink`).
     if opts.ignore_host_info || opts.kernels_used.is_some() || opts.variables_used.is_some() {
         host_kernels = None;
+    }
+    // -dlto with nothing to link but the optimized program (decided by
+    // `load::lto_step`): nvlink's output is whole-program ptxas of its PTX
+    // (measured: equivalent), not a link.
+    if let Some((image, ptx)) = lto
+        .as_ref()
+        .and_then(|l| Some((l.image, l.whole_program.as_ref()?)))
+    {
+        let _span = tracing::info_span!("lto_whole_program").entered();
+        let name = images[image].name.clone();
+        let mut warnings = Vec::new();
+        let cubin = load::lto_ptxas(opts)
+            .and_then(|ptxas| {
+                crate::input::ptx::compile_program(
+                    ptx,
+                    &name,
+                    arch,
+                    &ptxas,
+                    &load::ptxas_options(opts),
+                )
+            })
+            .map(|c| {
+                warnings = c.warnings;
+                c.image
+            })
+            .map_err(|e| diags_fail(&mut diags, e.in_file(name.clone())))?;
+        for w in warnings {
+            diags.warning(
+                Error::new(ErrorKind::Unsupported, format!("ptxas: {w}")).in_file(name.clone()),
+            );
+        }
+        diags.info(format!(
+            "-dlto: nothing else to link; the output is ptxas' whole-program compile of the optimized code ({} bytes)",
+            cubin.len()
+        ));
+        // nvlink registers a whole program's modules in reverse input order
+        // (measured with 2–4 modules; a partial link keeps input order).
+        let register_ids: Vec<String> = register_ids.into_iter().rev().collect();
+        *registered = Some(register_ids.clone());
+        diags.checkpoint()?;
+        write::copy_to(&cubin, sink).map_err(LinkFailure::from)?;
+        lap("lto", &mut timings);
+        let reports = crate::config::LinkReports {
+            phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+            registered_modules: register_ids,
+            ..Default::default()
+        };
+        return Ok((diags.list, reports));
     }
     if files.is_empty() {
         // As nvlink: inputs without code for the target were warned about
