@@ -1282,6 +1282,24 @@ fn link_time_optimization_matches_nvlink() {
         dump.contains("tool \"ptxas\"") && !dump.contains("tool \"culink\""),
         "{dump}"
     );
+    // A report asked for is not silently missing.
+    let cu = culink_in(
+        &k.dir,
+        &[
+            "-arch=sm_90",
+            "-dlto",
+            &format!("-nvvmpath={}", toolkit_nvvm.display()),
+            "a.o",
+            "--print-map",
+            "-o",
+            "cu.cubin",
+        ],
+    );
+    assert!(
+        cu.status.success() && text(&cu.stderr).contains("reports are not produced"),
+        "{}",
+        text(&cu.stderr)
+    );
     // Without libnvJitLink: an error saying what is missing, no output.
     std::fs::remove_file(k.dir.join("cu.cubin")).unwrap();
     let cu = culink_in(

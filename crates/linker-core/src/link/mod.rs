@@ -311,6 +311,11 @@ fn link_inner(
             "-dlto: nothing else to link; the output is ptxas' whole-program compile of the optimized code ({} bytes)",
             cubin.len()
         ));
+        if opts.reports != crate::config::ReportOptions::default() {
+            diags.warning(Error::usage(
+                "-dlto: the call graph, map and --why-live reports are not produced: nothing was linked (the output is ptxas' whole-program compile)",
+            ));
+        }
         // nvlink registers a whole program's modules in reverse input order
         // (measured with 2–4 modules; a partial link keeps input order).
         let register_ids: Vec<String> = register_ids.into_iter().rev().collect();
