@@ -1094,7 +1094,7 @@ fn lto_step(
         diags.warning(Error::new(
             ErrorKind::Unsupported,
             format!(
-                "-dlto: '{name}' is used by an object built without -dlto but not kept by libnvJitLink's optimizer; {} are linked from their compiled code or PTX instead, without link-time optimization",
+                "-dlto: '{name}' is used by an object built without -dlto, and the optimized code does not define it (libnvJitLink's optimizer drops a global only such objects use); {} are linked from their compiled code or PTX instead, without link-time optimization",
                 names.join(", ")
             ),
         ));
@@ -1115,8 +1115,14 @@ fn lto_step(
                     images[i].bytes = ImageBytes::Owned(img.into_owned());
                 }
                 Ok(None) => diags.error(
-                    Error::new(ErrorKind::Arch, "no code for the target but LTO IR")
-                        .in_file(images[i].name.clone()),
+                    Error::new(
+                        ErrorKind::Arch,
+                        format!(
+                            "holds only LTO IR for {}, so it cannot be linked without link-time optimization",
+                            ctx.arch
+                        ),
+                    )
+                    .in_file(images[i].name.clone()),
                 ),
                 Err(e) => diags.error(e.in_file(images[i].name.clone())),
             }
