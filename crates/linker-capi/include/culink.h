@@ -35,11 +35,12 @@ typedef enum {
   CULINK_ERROR_INVALID_INPUT = 3,
   /*
    `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
-   rejected the PTX): see the error log.
+   rejected the PTX), or `-lto`'s optimization failed (no libnvJitLink,
+   or it rejected the LTO IR): see the error log.
    */
   CULINK_ERROR_PTX_COMPILE = 4,
   /*
-   An LTO-IR (NVVM) input: culink does not do link-time optimization.
+   An LTO-IR (NVVM) input to a handle created without `-lto`.
    */
   CULINK_ERROR_NVVM_COMPILE = 5,
   /*
@@ -139,7 +140,9 @@ typedef int culinkInputType;
 #define CULINK_INPUT_PTX 2
 
 /*
- NVVM LTO-IR: refused with `CULINK_ERROR_NVVM_COMPILE` (no link-time optimization).
+ NVVM LTO-IR (NVRTC's `-dlto` output): optimized with the other LTO
+ inputs when the handle was created with `-lto`, else refused with
+ `CULINK_ERROR_NVVM_COMPILE`.
  */
 #define CULINK_INPUT_LTOIR 3
 
@@ -177,8 +180,8 @@ extern "C" {
  Creates a link handle from `numOptions` option strings (`-arch=sm_90`, `-v`,
  `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, the ptxas
  options for PTX inputs (`-lineinfo`, `-O<n>`, `-maxrregcount=N`,
- `-Xptxas=OPT`, `-ptxas=PATH`), and nvJitLink's LTO options, which are
- ignored; the table is in docs/library.md).
+ `-Xptxas=OPT`, `-ptxas=PATH`), `-lto` (`-nvjitlink=PATH`), and nvJitLink's
+ other LTO options, which are ignored; the table is in docs/library.md).
 
  On success `*handle` is the new handle; on failure it is NULL and no handle
  exists (so there is no log to read: the result code says what was wrong).

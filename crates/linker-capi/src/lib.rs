@@ -41,9 +41,11 @@
 //! `linker_core` as bytes; `linker_core` decides by content what it can link.
 //! PTX is compiled by `culinkComplete` with an external ptxas (`-ptxas=PATH`,
 //! else `ptxas` on `PATH`) and the ptxas options nvJitLink passes on
-//! (`-lineinfo`, `-O<n>`, `-maxrregcount=N`, `-Xptxas=...`, `-g`); LTO-IR is
-//! refused at once (the C ABI does no link-time optimization; the CLI's `-dlto` does). The Rust-side
-//! option parser is [`options::parse_options`].
+//! (`-lineinfo`, `-O<n>`, `-maxrregcount=N`, `-Xptxas=...`, `-g`). LTO IR
+//! (and fatbinaries' LTO IR) is optimized with `-lto` by NVIDIA's
+//! libnvJitLink, loaded at run time (`-nvjitlink=PATH`), as the CLI's
+//! `-dlto`; without `-lto` LTO IR is refused at once. The Rust-side option
+//! parser is [`options::parse_options`].
 
 pub mod options;
 mod sniff;
@@ -73,9 +75,10 @@ pub enum culinkResult {
     /// on its inputs (undefined or multiply defined symbols, ...): see the error log.
     CULINK_ERROR_INVALID_INPUT = 3,
     /// `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
-    /// rejected the PTX): see the error log.
+    /// rejected the PTX), or `-lto`'s optimization failed (no libnvJitLink,
+    /// or it rejected the LTO IR): see the error log.
     CULINK_ERROR_PTX_COMPILE = 4,
-    /// An LTO-IR (NVVM) input: culink does not do link-time optimization.
+    /// An LTO-IR (NVVM) input to a handle created without `-lto`.
     CULINK_ERROR_NVVM_COMPILE = 5,
     /// A bug in culink (a caught panic): see the error log.
     CULINK_ERROR_INTERNAL = 6,
@@ -127,7 +130,9 @@ pub const CULINK_INPUT_CUBIN: culinkInputType = 1;
 /// PTX text, compiled for the target by `culinkComplete` with an external
 /// ptxas (`CULINK_ERROR_PTX_COMPILE` when that fails).
 pub const CULINK_INPUT_PTX: culinkInputType = 2;
-/// NVVM LTO-IR: refused with `CULINK_ERROR_NVVM_COMPILE` (no link-time optimization).
+/// NVVM LTO-IR (NVRTC's `-dlto` output): optimized with the other LTO
+/// inputs when the handle was created with `-lto`, else refused with
+/// `CULINK_ERROR_NVVM_COMPILE`.
 pub const CULINK_INPUT_LTOIR: culinkInputType = 3;
 /// A fatbinary: its device code for the target is linked (its PTX compiled
 /// when it has no code for the target).
@@ -200,7 +205,7 @@ impl State {
 
     fn add(&mut self, ty: culinkInputType, data: Arc<[u8]>, name: String) -> culinkResult {
         let kind = sniff::sniff(&data);
-        if let Err(code) = check_input(ty, kind, &data, &name) {
+        if let Err(code) = check_input(ty, kind, &data, &name, self.options.link_time_opt) {
             return self.fail(code.0, code.1);
         }
         self.inputs.push(InputSource::Bytes { name, data });
@@ -273,15 +278,19 @@ fn check_input(
     kind: Kind,
     data: &[u8],
     name: &str,
+    lto: bool,
 ) -> Result<(), (culinkResult, String)> {
     let ltoir = || {
         (
             CULINK_ERROR_NVVM_COMPILE,
-            format!("{name}: LTO-IR input is not supported: the C ABI does no link-time optimization (link with the culink CLI and -dlto, or compile with -rdc and without -dlto)"),
+            format!(
+                "{name}: LTO-IR input needs link-time optimization: create the handle with -lto"
+            ),
         )
     };
     let expected: &[Kind] = match ty {
         CULINK_INPUT_PTX => &[Kind::Ptx],
+        CULINK_INPUT_LTOIR if lto => &[Kind::LtoIr],
         CULINK_INPUT_LTOIR => return Err(ltoir()),
         CULINK_INPUT_INDEX => {
             return Err((
@@ -293,6 +302,14 @@ fn check_input(
         CULINK_INPUT_FATBIN => &[Kind::Fatbin],
         CULINK_INPUT_OBJECT => &[Kind::HostObject, Kind::Cubin],
         CULINK_INPUT_LIBRARY => &[Kind::Archive],
+        CULINK_INPUT_ANY if lto => &[
+            Kind::Cubin,
+            Kind::HostObject,
+            Kind::Fatbin,
+            Kind::Archive,
+            Kind::Ptx,
+            Kind::LtoIr,
+        ],
         CULINK_INPUT_ANY => &[
             Kind::Cubin,
             Kind::HostObject,
@@ -408,8 +425,8 @@ fn with_state(handle: culinkHandle, body: impl FnOnce(&mut State) -> culinkResul
 /// Creates a link handle from `numOptions` option strings (`-arch=sm_90`, `-v`,
 /// `-w`, `-Werror`, `-kernels-used=K`, `-variables-used=V`, `-g`, the ptxas
 /// options for PTX inputs (`-lineinfo`, `-O<n>`, `-maxrregcount=N`,
-/// `-Xptxas=OPT`, `-ptxas=PATH`), and nvJitLink's LTO options, which are
-/// ignored; the table is in docs/library.md).
+/// `-Xptxas=OPT`, `-ptxas=PATH`), `-lto` (`-nvjitlink=PATH`), and nvJitLink's
+/// other LTO options, which are ignored; the table is in docs/library.md).
 ///
 /// On success `*handle` is the new handle; on failure it is NULL and no handle
 /// exists (so there is no log to read: the result code says what was wrong).
@@ -828,11 +845,24 @@ mod tests {
     #[test]
     fn input_type_checks() {
         let name = "x";
-        let check = |ty, data: &[u8]| {
-            check_input(ty, sniff::sniff(data), data, name)
+        let check_lto = |ty, data: &[u8], lto| {
+            check_input(ty, sniff::sniff(data), data, name, lto)
                 .err()
                 .map(|e| e.0)
         };
+        let check = |ty, data: &[u8]| check_lto(ty, data, false);
+        // With -lto, LTO IR is taken (as LTOIR or ANY), and only LTO IR as LTOIR.
+        let ltoir = b"\xed\x43\x4e\x7f\x01\x00";
+        assert_eq!(check_lto(CULINK_INPUT_LTOIR, ltoir, true), None);
+        assert_eq!(check_lto(CULINK_INPUT_ANY, ltoir, true), None);
+        assert_eq!(
+            check_lto(CULINK_INPUT_LTOIR, b"!<arch>\n", true),
+            Some(CULINK_ERROR_INCORRECT_INPUT_TYPE)
+        );
+        assert_eq!(
+            check(CULINK_INPUT_ANY, ltoir),
+            Some(CULINK_ERROR_NVVM_COMPILE)
+        );
         let fatbin = [0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0];
         assert_eq!(check(CULINK_INPUT_FATBIN, &fatbin), None);
         assert_eq!(check(CULINK_INPUT_ANY, &fatbin), None);

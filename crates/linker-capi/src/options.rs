@@ -16,7 +16,9 @@
 //! | `-g` | a debug link, as nvlink's `-g` (measured: nvJitLink 13.0.88's `-g` output equals nvlink's on `-G` objects, and differs from its output without) |
 //! | `-lineinfo`, `-O0`..`-O3`, `-maxrregcount=N`, `-Xptxas=OPT` | for the ptxas that compiles PTX inputs (PTX added directly, or a fatbinary's PTX entry when it has no code for the target): `-lineinfo`, `-O<n>`, `-maxrregcount=N` and `OPT` (one ptxas argument per `-Xptxas`), in the order given, so that the last of two conflicting ones wins. Measured with libnvJitLink 13.0.88: its ptxas records exactly these (`-maxrregcount 40 -O 1 -arch sm_80 -c`), in that order; the compile options below it does not pass on. No effect on compiled inputs |
 //! | `-ptxas=PATH`, `--ptxas=PATH` | culink's own: the ptxas that compiles PTX inputs (as the CLI's `--ptxas`); without it, `ptxas` on `PATH` |
-//! | `-lto`, `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's LTO-IR compilation (measured: none of them reaches its ptxas for PTX inputs), and the C ABI does no link-time optimization (LTO-IR inputs are refused) |
+//! | `-lto` | link-time optimization: LTO-IR inputs (and fatbinaries' LTO IR) optimized together by NVIDIA's libnvJitLink, loaded at run time, then compiled by ptxas (the CLI's `-dlto`; docs/inputs.md) |
+//! | `-nvjitlink=PATH` | culink's own: the libnvJitLink for `-lto` (as the CLI's `--nvjitlink`); without it, `libnvJitLink.so.13` from the loader's path |
+//! | `-ftz=B`, `-prec-div=B`, `-prec-sqrt=B`, `-fma=B`, `-optimize-unused-variables`, `-split-compile=N`, `-split-compile-extended=N`, `-jump-table-density=N`, `-no-cache` | accepted and ignored: they steer nvJitLink's LTO-IR compilation (measured: none of them reaches its ptxas for PTX inputs), and the C ABI does no link-time optimization (LTO-IR inputs are refused) |
 //!
 //! Anything else (including `-ptx`: culink produces cubins only) is
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
@@ -61,7 +63,7 @@ fn err(kind: OptionErrorKind, message: String) -> OptionError {
 }
 
 /// Flags that steer LTO-IR compilation only: accepted and ignored.
-const IGNORED_FLAGS: &[&str] = &["lto", "optimize-unused-variables", "no-cache"];
+const IGNORED_FLAGS: &[&str] = &["optimize-unused-variables", "no-cache"];
 
 /// Options with a value that steer LTO-IR compilation only: accepted and ignored.
 const IGNORED_VALUED: &[&str] = &[
@@ -152,7 +154,8 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
             n if PTXAS_FLAGS.contains(&n) && inline.is_none() => {
                 opts.ptxas_options.push(format!("-{n}"));
             }
-            "maxrregcount" | "Xptxas" | "ptxas" => {
+            "lto" if inline.is_none() => opts.link_time_opt = true,
+            "maxrregcount" | "Xptxas" | "ptxas" | "nvjitlink" => {
                 let Some(v) = inline.filter(|v| !v.is_empty()) else {
                     return Err(err(
                         OptionErrorKind::Unrecognized,
@@ -168,6 +171,7 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
                     }
                     "maxrregcount" => opts.ptxas_options.push(format!("-maxrregcount={v}")),
                     "Xptxas" => opts.ptxas_options.push(v.to_string()),
+                    "nvjitlink" => opts.nvjitlink = Some(std::path::PathBuf::from(v)),
                     _ => opts.ptxas = Some(std::path::PathBuf::from(v)),
                 }
             }
@@ -270,8 +274,9 @@ mod tests {
             Some(vec!["v1".into(), "v2".into(), "v3".into()])
         );
         assert!(o.device_debug && o.kernels_used.is_none());
-        // nvJitLink's LTO options are accepted and ignored; its ptxas options
-        // go to the ptxas that compiles PTX, in the order given.
+        // -lto links with link-time optimization; nvJitLink's other LTO
+        // options are accepted and ignored; its ptxas options go to the
+        // ptxas that compiles PTX, in the order given.
         let o = parse_options(&[
             "-arch=sm_90",
             "-lto",
@@ -286,7 +291,7 @@ mod tests {
             "-ptxas=/opt/ptxas",
         ])
         .unwrap();
-        assert!(!o.device_debug);
+        assert!(!o.device_debug && o.link_time_opt);
         assert_eq!(
             o.ptxas_options,
             [

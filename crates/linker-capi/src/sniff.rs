@@ -62,12 +62,7 @@ pub(crate) fn sniff(data: &[u8]) -> Kind {
     if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
         return Kind::Archive;
     }
-    // NVVM LTO-IR (`0x7F4E43ED`), raw LLVM bitcode (`BC C0DE`) and the bitcode
-    // wrapper (`0x0B17C0DE`).
-    if data.starts_with(&0x7F4E_43EDu32.to_le_bytes())
-        || data.starts_with(b"BC\xc0\xde")
-        || data.starts_with(&0x0B17_C0DEu32.to_le_bytes())
-    {
+    if linker_core::input::lto::is_lto_ir(data) {
         return Kind::LtoIr;
     }
     if linker_core::input::ptx::looks_like_ptx(data) {

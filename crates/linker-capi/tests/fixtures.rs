@@ -203,3 +203,97 @@ fn ptx_is_compiled_with_nvjitlinks_ptxas_options() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// `-lto`: LTO IR (`nvcc -dlto --keep`'s `.ltoir`, what NVRTC's `-dlto`
+/// gives) and a cubin built without `-dlto`, linked through the C ABI,
+/// equal nvlink's `-dlto` link of the same code as host objects.
+#[test]
+fn lto_ir_links_like_nvlink_dlto() {
+    let (Some(nvcc), Some(nvlink)) = (common::nv_tool("nvcc"), common::nv_tool("nvlink")) else {
+        eprintln!("skipped: no nvcc/nvlink (run `cargo xtask nv-tools`)");
+        return;
+    };
+    // The tools directory may be a link to the toolkit's bin/.
+    let nvcc = std::fs::canonicalize(nvcc).unwrap();
+    let toolkit = nvcc
+        .parent()
+        .and_then(|b| b.parent())
+        .unwrap()
+        .to_path_buf();
+    let nvjitlink = toolkit.join("lib/libnvJitLink.so.13");
+    if !nvjitlink.is_file() {
+        assert!(
+            !common::is_ci(),
+            "CI=true but {} is missing",
+            nvjitlink.display()
+        );
+        eprintln!("skipped: no libnvJitLink");
+        return;
+    }
+    let cc = std::env::var("CULINK_NVCC_CCBIN")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "gcc".into());
+    let dir = std::env::temp_dir().join(format!("culink-capi-lto-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("nvvm/lib64")).unwrap();
+    std::fs::write(
+        dir.join("calls.cu"),
+        "__device__ float callee(float x);\n__global__ void caller(float* a, int n) {\n  for (int i = 0; i < n; i++) a[threadIdx.x] = callee(a[threadIdx.x]) + 1.0f;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("callee.cu"),
+        "__device__ float callee(float x) { return x * x - 2.0f; }\n",
+    )
+    .unwrap();
+    let run = |cmd: &mut std::process::Command| {
+        let out = cmd.current_dir(&dir).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let nvcc_dc = |extra: &[&str], src: &str, out: &str| {
+        run(std::process::Command::new(&nvcc)
+            .args(["-ccbin", &cc, "-arch=sm_90", "-dc"])
+            .args(extra)
+            .args([src, "-o", out]));
+    };
+    nvcc_dc(&["-dlto", "--keep"], "calls.cu", "calls.o");
+    nvcc_dc(&[], "callee.cu", "callee.o");
+    // nvlink wants <nvvmpath>/lib64/libnvvm.so.
+    std::os::unix::fs::symlink(
+        toolkit.join("lib/libnvvm.so.4"),
+        dir.join("nvvm/lib64/libnvvm.so"),
+    )
+    .unwrap();
+    run(std::process::Command::new(&nvlink).args([
+        "-arch=sm_90",
+        "-dlto",
+        &format!("-nvvmpath={}", dir.join("nvvm").display()),
+        "calls.o",
+        "callee.o",
+        "-o",
+        "nv.cubin",
+    ]));
+    let path = |f: &str| dir.join(f).display().to_string();
+    let ours = capi_link(
+        &[
+            "-arch=sm_90".into(),
+            "-lto".into(),
+            format!("-nvjitlink={}", nvjitlink.display()),
+            format!("-ptxas={}", toolkit.join("bin/ptxas").display()),
+        ],
+        &[path("calls.ltoir"), path("callee.o")],
+    )
+    .unwrap();
+    let reference = std::fs::read(dir.join("nv.cubin")).unwrap();
+    let d = linker_core::diff::diff(
+        &linker_core::Cubin::parse(&ours).unwrap(),
+        &linker_core::Cubin::parse(&reference).unwrap(),
+    );
+    assert!(d.is_empty(), "{d:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -22,6 +22,20 @@ const LIB_NAMES: &[&str] = &["libnvJitLink.so.13", "libnvJitLink.so"];
 /// itself, with the compile options nvcc recorded in the entry's header.
 const INPUT_FATBIN: c_int = 4;
 
+/// `NVJITLINK_INPUT_LTOIR`: LTO IR as NVRTC writes it.
+const INPUT_LTOIR: c_int = 3;
+
+/// The first word of NVVM LTO IR (bytes `ed 43 4e 7f`).
+pub const LTO_IR_MAGIC: u32 = 0x7F4E_43ED;
+
+/// Whether `data` is LTO IR: NVVM's (magic [`LTO_IR_MAGIC`]), or LLVM
+/// bitcode (`BC C0DE`, or its wrapper `0x0B17C0DE`).
+pub fn is_lto_ir(data: &[u8]) -> bool {
+    data.starts_with(&LTO_IR_MAGIC.to_le_bytes())
+        || data.starts_with(b"BC\xc0\xde")
+        || data.starts_with(&0x0B17_C0DEu32.to_le_bytes())
+}
+
 /// Where to look for libnvJitLink, in order: `explicit`, then the library
 /// directories of the CUDA toolkit whose `nvvm` directory is `nvvm_path`,
 /// then the bare name (the system loader's search path).
@@ -137,7 +151,7 @@ impl Drop for Session<'_> {
     }
 }
 
-/// Optimizes the LTO IR of `fatbins` (name, fatbinary bytes; in link order)
+/// Optimizes the LTO IR of `fatbins` (name, fatbinary or LTO IR bytes; in link order)
 /// together for `arch` with the libnvJitLink at one of `libs` (the first that
 /// loads), and returns the PTX of the program (no trailing NUL). `debug`:
 /// nvJitLink's `-g`, as nvlink's `-g` link asks its optimizer for (measured:
@@ -196,7 +210,11 @@ pub fn optimize(
         let r = unsafe {
             (api.add_data)(
                 session.h,
-                INPUT_FATBIN,
+                if is_lto_ir(data) {
+                    INPUT_LTOIR
+                } else {
+                    INPUT_FATBIN
+                },
                 data.as_ptr().cast(),
                 data.len(),
                 cname.as_ptr(),

@@ -7,6 +7,7 @@
 //! | host object (`nvcc -dc`) | `\x7fELF`, any other `e_machine` | [`host`] |
 //! | archive | `!<arch>\n` or `!<thin>\n` | [`archive`] |
 //! | PTX | text holding `.version` and `.target` | [`ptx`] (external ptxas) |
+//! | LTO IR (NVRTC, `nvcc -dlto --keep`'s `.ltoir`) | magic `0x7F4E43ED`, or LLVM bitcode | [`lto`] (`-dlto`, libnvJitLink) |
 //!
 //! The parsers borrow from the input bytes; only compressed fatbinary payloads
 //! and ptxas output are new allocations. The link pipeline expands every input
@@ -31,6 +32,8 @@ pub enum InputKind {
     Archive,
     /// PTX source text.
     Ptx,
+    /// NVVM LTO IR (what NVRTC's `-dlto` and nvcc's `.ltoir` files hold).
+    LtoIr,
     /// A zero-length file.
     Empty,
     /// None of the above.
@@ -46,6 +49,7 @@ impl InputKind {
             InputKind::Fatbin => "a fatbinary",
             InputKind::Archive => "an archive",
             InputKind::Ptx => "PTX text",
+            InputKind::LtoIr => "LTO IR",
             InputKind::Empty => "an empty file",
             InputKind::Unknown => "not a recognised input format",
         }
@@ -66,6 +70,8 @@ pub fn detect(data: &[u8]) -> InputKind {
         } else {
             InputKind::CudaElf
         }
+    } else if lto::is_lto_ir(data) {
+        InputKind::LtoIr
     } else if ptx::looks_like_ptx(data) {
         InputKind::Ptx
     } else {
@@ -93,6 +99,7 @@ mod tests {
             detect(b"//\n// Generated\n.version 9.0\n.target sm_90\n"),
             InputKind::Ptx
         );
+        assert_eq!(detect(b"\xed\x43\x4e\x7f\x01"), InputKind::LtoIr);
         assert_eq!(detect(b"hello"), InputKind::Unknown);
         assert_eq!(detect(b"\x7fEL"), InputKind::Unknown);
     }

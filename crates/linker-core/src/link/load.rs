@@ -591,6 +591,14 @@ impl Ctx<'_> {
                     img => Ok((info, img.ok_or(Note::NoArch))),
                 }
             }
+            InputKind::LtoIr if self.ids_only => Ok((by_path, Err(Note::NoArch))),
+            // LTO IR as NVRTC writes it (nvlink 13.0.88 ignores a `.ltoir`
+            // file: its extension is unknown to it).
+            InputKind::LtoIr if self.lto => Ok((by_path, Ok(Cow::Borrowed(data)))),
+            InputKind::LtoIr => Err(in_file(Error::new(
+                ErrorKind::Unsupported,
+                "input is LTO IR: link with -dlto (link-time optimization)",
+            ))),
             InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
@@ -958,10 +966,13 @@ pub(crate) struct LtoProgram {
 }
 
 /// Whether an image is an LTO module: with `-dlto` a fatbinary holding LTO
-/// IR for the target stands for itself among the images (every other image
-/// is an ELF).
+/// IR for the target, or LTO IR itself, stands for itself among the images
+/// (every other image is an ELF).
 fn is_lto_module(img: &Image<'_>) -> bool {
-    crate::input::detect(img.bytes()) == InputKind::Fatbin
+    matches!(
+        crate::input::detect(img.bytes()),
+        InputKind::Fatbin | InputKind::LtoIr
+    )
 }
 
 /// Whether a relocatable cubin needs nothing from other objects: no
@@ -1105,6 +1116,16 @@ fn lto_step(
             ..ctx.clone()
         };
         for &i in &members {
+            if crate::input::detect(images[i].bytes()) == InputKind::LtoIr {
+                diags.error(
+                    Error::new(
+                        ErrorKind::Unsupported,
+                        "is LTO IR only, so it cannot be linked without link-time optimization",
+                    )
+                    .in_file(images[i].name.clone()),
+                );
+                continue;
+            }
             let mut warnings = Vec::new();
             let r = plain.image_of_fatbin(images[i].bytes(), &images[i].name, &mut warnings);
             for w in warnings {
