@@ -188,7 +188,7 @@ Link options:
                                nvlink's other LTO options: accepted
   -ghls=lcs-aug|lcs-abs -o F   write nvlink's host linker script (no inputs)
 Inputs (judged by content): relocatable cubins, fatbinaries, host objects from
-nvcc -dc, archives (also thin) of those, PTX.
+nvcc -dc, archives (also thin) of those, PTX, LTO IR (with -dlto).
   --version, --help
 Environment: CULINK_LOG=<filter> enables tracing output (e.g. CULINK_LOG=debug).
 ";
