@@ -78,8 +78,6 @@ struct Api {
     ptx: GetFn,
     error_log_size: SizeFn,
     error_log: GetFn,
-    /// Keeps the library loaded while the function pointers are used.
-    _lib: libloading::Library,
 }
 
 impl Api {
@@ -98,7 +96,7 @@ impl Api {
                     .map(|s| *s)
                     .map_err(|e| format!("{name}: {e} (not a CUDA 13 libnvJitLink?)"))
             }
-            Ok(Api {
+            let api = Api {
                 create: sym(&lib, "__nvJitLinkCreate_13_0")?,
                 destroy: sym(&lib, "__nvJitLinkDestroy_13_0")?,
                 add_data: sym(&lib, "__nvJitLinkAddData_13_0")?,
@@ -107,8 +105,12 @@ impl Api {
                 ptx: sym(&lib, "__nvJitLinkGetLinkedPtx_13_0")?,
                 error_log_size: sym(&lib, "__nvJitLinkGetErrorLogSize_13_0")?,
                 error_log: sym(&lib, "__nvJitLinkGetErrorLog_13_0")?,
-                _lib: lib,
-            })
+            };
+            // Never unloaded (the function pointers stay valid for the
+            // process): NVIDIA's libraries keep global state and exit
+            // handlers, and are not made to be unloaded.
+            std::mem::forget(lib);
+            Ok(api)
         }
     }
 }
