@@ -807,9 +807,10 @@ fn is_object(data: &MemberData<'_>, nb: &NamedBlob) -> bool {
     }
 }
 
-/// What [`expand_all`] gives: the images, every module met, and the
-/// link-time optimized program of a `-dlto` link.
-type Expand<'b> = (Vec<Image<'b>>, Vec<Module>, Option<LtoProgram>);
+/// What [`expand_all`] gives: the images, every module met, and, for a
+/// `-dlto` link with nothing else to link, the output itself: ptxas'
+/// whole-program compile of the optimized code ([`lto_step`]).
+type Expand<'b> = (Vec<Image<'b>>, Vec<Module>, Option<Vec<u8>>);
 
 /// Expands every input (containers, archives, PTX) into device images, in
 /// parallel; `-lcudadevrt`'s images go last. Also returns every module met,
@@ -955,16 +956,6 @@ fn lto_used(modules: &[Module], opts: &LinkOptions) -> Vec<String> {
     out
 }
 
-/// The link-time optimized part of a `-dlto` link.
-pub(crate) struct LtoProgram {
-    /// The index of its `ptxas -c` image among the link's images.
-    pub image: usize,
-    /// `Some(ptx)` when nothing else is to be linked: the output is then
-    /// whole-program ptxas of this PTX (optimized knowing what host code
-    /// uses), not a link.
-    pub whole_program: Option<Vec<u8>>,
-}
-
 /// Whether an image is an LTO module: with `-dlto` a fatbinary holding LTO
 /// IR for the target, or LTO IR itself, stands for itself among the images
 /// (every other image is an ELF).
@@ -1044,7 +1035,7 @@ fn lto_step(
     ctx: &Ctx<'_>,
     opts: &LinkOptions,
     diags: &mut Diags,
-) -> std::result::Result<Option<LtoProgram>, LinkFailure> {
+) -> std::result::Result<Option<Vec<u8>>, LinkFailure> {
     let members: Vec<usize> = (0..images.len())
         .filter(|&i| is_lto_module(&images[i]))
         .collect();
@@ -1063,24 +1054,40 @@ fn lto_step(
     let optimize =
         |used: &[String]| crate::input::lto::optimize(&libs, ctx.arch, debug, used, &fatbins);
     let mut warnings = Vec::new();
-    let step = optimize(&[]).and_then(|ptx| {
-        let ptxas = lto_ptxas(opts)?;
-        let image = compiled(
-            ptx::compile(&ptx, &label, ctx.arch, &ptxas, &ctx.ptxas_options),
-            &label,
-            &mut warnings,
-        )?;
-        let alone = !opts.relocatable
-            && images
-                .iter()
-                .all(|i| is_lto_module(i) || matches!(i.group, Group::DevRt { .. }));
-        let whole = if alone && needs_nothing(&image) {
-            Some(optimize(&lto_used(modules, opts))?)
+    let alone = !opts.relocatable
+        && images
+            .iter()
+            .all(|i| is_lto_module(i) || matches!(i.group, Group::DevRt { .. }));
+    let step = (|| -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+        let used = if alone {
+            lto_used(modules, opts)
         } else {
-            None
+            Vec::new()
         };
-        Ok((image, whole))
-    });
+        // libnvJitLink first: without it there is nothing to compile.
+        let ptx = optimize(&used)?;
+        let ptxas = lto_ptxas(opts)?;
+        let compile = |ptx: &[u8]| ptx::compile(ptx, &label, ctx.arch, &ptxas, &ctx.ptxas_options);
+        if alone {
+            // Most likely a whole program: optimized knowing what host code
+            // uses, compiled whole and `-c` at once; the `-c` object says
+            // whether it needs anything (a device launch needs libcudadevrt:
+            // then it is a partial link after all, optimized again without
+            // the host's lists).
+            let (object, whole) = rayon::join(
+                || compile(&ptx),
+                || ptx::compile_program(&ptx, &label, ctx.arch, &ptxas, &ctx.ptxas_options),
+            );
+            let object = compiled(object, &label, &mut warnings)?;
+            if needs_nothing(&object) {
+                return Ok((object, Some(whole?.image)));
+            }
+            warnings.clear();
+            let ptx = optimize(&[])?;
+            return Ok((compiled(compile(&ptx), &label, &mut warnings)?, None));
+        }
+        Ok((compiled(compile(&ptx), &label, &mut warnings)?, None))
+    })();
     for w in warnings {
         diags.warning(w);
     }
@@ -1186,10 +1193,7 @@ fn lto_step(
             });
         }
     }
-    Ok(Some(LtoProgram {
-        image: merged,
-        whole_program,
-    }))
+    Ok(whole_program)
 }
 
 /// Parses every image in parallel, checks that it is a relocatable cubin for

@@ -255,7 +255,7 @@ fn link_inner(
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (images, modules, lto) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
+    let (images, modules, whole_program) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,
@@ -280,33 +280,8 @@ fn link_inner(
     // -dlto with nothing to link but the optimized program (decided by
     // `load::lto_step`): nvlink's output is whole-program ptxas of its PTX
     // (measured: equivalent), not a link.
-    if let Some((image, ptx)) = lto
-        .as_ref()
-        .and_then(|l| Some((l.image, l.whole_program.as_ref()?)))
-    {
+    if let Some(cubin) = whole_program {
         let _span = tracing::info_span!("lto_whole_program").entered();
-        let name = images[image].name.clone();
-        let mut warnings = Vec::new();
-        let cubin = load::lto_ptxas(opts)
-            .and_then(|ptxas| {
-                crate::input::ptx::compile_program(
-                    ptx,
-                    &name,
-                    arch,
-                    &ptxas,
-                    &load::ptxas_options(opts),
-                )
-            })
-            .map(|c| {
-                warnings = c.warnings;
-                c.image
-            })
-            .map_err(|e| diags_fail(&mut diags, e.in_file(name.clone())))?;
-        for w in warnings {
-            diags.warning(
-                Error::new(ErrorKind::Unsupported, format!("ptxas: {w}")).in_file(name.clone()),
-            );
-        }
         diags.info(format!(
             "-dlto: nothing else to link; the output is ptxas' whole-program compile of the optimized code ({} bytes)",
             cubin.len()
