@@ -302,14 +302,6 @@ fn check_input(
         CULINK_INPUT_FATBIN => &[Kind::Fatbin],
         CULINK_INPUT_OBJECT => &[Kind::HostObject, Kind::Cubin],
         CULINK_INPUT_LIBRARY => &[Kind::Archive],
-        CULINK_INPUT_ANY if lto => &[
-            Kind::Cubin,
-            Kind::HostObject,
-            Kind::Fatbin,
-            Kind::Archive,
-            Kind::Ptx,
-            Kind::LtoIr,
-        ],
         CULINK_INPUT_ANY => &[
             Kind::Cubin,
             Kind::HostObject,
@@ -329,6 +321,7 @@ fn check_input(
     }
     match kind {
         k if expected.contains(&k) => {}
+        Kind::LtoIr if ty == CULINK_INPUT_ANY && lto => {}
         Kind::LtoIr if ty == CULINK_INPUT_ANY => return Err(ltoir()),
         Kind::Unknown if ty == CULINK_INPUT_ANY => {
             return Err((

@@ -230,10 +230,7 @@ fn lto_ir_links_like_nvlink_dlto() {
         eprintln!("skipped: no libnvJitLink");
         return;
     }
-    let cc = std::env::var("CULINK_NVCC_CCBIN")
-        .ok()
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "gcc".into());
+    let cc = common::nvcc_host_compiler();
     let dir = std::env::temp_dir().join(format!("culink-capi-lto-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("nvvm/lib64")).unwrap();

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{nv_tool, workspace_root};
+use common::{nv_tool, nvcc_host_compiler, workspace_root};
 use linker_core::diff::diff;
 use linker_core::{link, Cubin, InputSource, Library, LinkOptions, Severity, SmArch};
 use std::path::{Path, PathBuf};
@@ -123,7 +123,7 @@ fn kit() -> Option<&'static Kit> {
             &["kind=ptx,sm=80,file=b.sm_80.ptx"],
         );
         // nvcc's host compiler.
-        let cc = std::env::var("CULINK_NVCC_CCBIN").unwrap_or_else(|_| "gcc".into());
+        let cc = nvcc_host_compiler();
         // Host objects (the CUDA C++ version of call_extern).
         for stem in ["a", "b", "x"] {
             if stem == "x" {

@@ -256,6 +256,41 @@ fn link_inner(
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
     let (images, modules, whole_program) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
+    // -dlto with nothing to link but the optimized program (decided by
+    // `load::lto_step`): nvlink's output is whole-program ptxas of its PTX
+    // (measured: equivalent), not a link.
+    if let Some(cubin) = whole_program {
+        let _span = tracing::info_span!("lto_whole_program").entered();
+        diags.info(format!(
+            "-dlto: nothing else to link; the output is ptxas' whole-program compile of the optimized code ({} bytes)",
+            cubin.len()
+        ));
+        if opts.reports != crate::config::ReportOptions::default() {
+            diags.warning(Error::usage(
+                "-dlto: the call graph, map and --why-live reports are not produced: nothing was linked (the output is ptxas' whole-program compile)",
+            ));
+        }
+        // Nothing is parsed or selected: libcudadevrt is not linked (unless
+        // kept whole). nvlink registers a whole program's modules in reverse
+        // input order (measured with 2–4 modules; a partial link keeps input
+        // order).
+        let kept: Vec<bool> = images
+            .iter()
+            .map(|i| opts.keep_system_libraries || !matches!(i.group, load::Group::DevRt { .. }))
+            .collect();
+        let (register_ids, _) = load::loaded_modules(&modules, &images, &kept);
+        let register_ids: Vec<String> = register_ids.into_iter().rev().collect();
+        *registered = Some(register_ids.clone());
+        diags.checkpoint()?;
+        write::copy_to(&cubin, sink).map_err(LinkFailure::from)?;
+        lap("lto", &mut timings);
+        let reports = crate::config::LinkReports {
+            phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+            registered_modules: register_ids,
+            ..Default::default()
+        };
+        return Ok((diags.list, reports));
+    }
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,
@@ -276,34 +311,6 @@ fn link_inner(
     // sweep; nvcc_dlink test `nvlink_options_users_pass_match_nvlink`).
     if opts.ignore_host_info || opts.kernels_used.is_some() || opts.variables_used.is_some() {
         host_kernels = None;
-    }
-    // -dlto with nothing to link but the optimized program (decided by
-    // `load::lto_step`): nvlink's output is whole-program ptxas of its PTX
-    // (measured: equivalent), not a link.
-    if let Some(cubin) = whole_program {
-        let _span = tracing::info_span!("lto_whole_program").entered();
-        diags.info(format!(
-            "-dlto: nothing else to link; the output is ptxas' whole-program compile of the optimized code ({} bytes)",
-            cubin.len()
-        ));
-        if opts.reports != crate::config::ReportOptions::default() {
-            diags.warning(Error::usage(
-                "-dlto: the call graph, map and --why-live reports are not produced: nothing was linked (the output is ptxas' whole-program compile)",
-            ));
-        }
-        // nvlink registers a whole program's modules in reverse input order
-        // (measured with 2–4 modules; a partial link keeps input order).
-        let register_ids: Vec<String> = register_ids.into_iter().rev().collect();
-        *registered = Some(register_ids.clone());
-        diags.checkpoint()?;
-        write::copy_to(&cubin, sink).map_err(LinkFailure::from)?;
-        lap("lto", &mut timings);
-        let reports = crate::config::LinkReports {
-            phase_times: timings.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-            registered_modules: register_ids,
-            ..Default::default()
-        };
-        return Ok((diags.list, reports));
     }
     if files.is_empty() {
         // As nvlink: inputs without code for the target were warned about

@@ -23,6 +23,14 @@ pub fn is_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
+/// The host compiler nvcc is given (`-ccbin`): `CULINK_NVCC_CCBIN`, else `gcc`.
+pub fn nvcc_host_compiler() -> String {
+    std::env::var("CULINK_NVCC_CCBIN")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "gcc".into())
+}
+
 /// The directory the NVIDIA tools are looked up in.
 pub fn nv_tools_dir() -> PathBuf {
     match std::env::var_os("CULINK_NV_TOOLS") {
