@@ -10,6 +10,7 @@
 //! expect: ok              # or: error
 //! options: -foo           # optional extra nvlink options, before the inputs
 //! build: -G                # optional extra ptxas/nvcc options for the inputs
+//! build.b: -G              # optional extra options for input `b` only (after `build`)
 //! variant: a              # optional: every arch as `sm_NNa` (or `f`)
 //! ```
 //!
@@ -51,6 +52,8 @@ pub struct Case {
     /// Extra compiler options for building the inputs (`build: -G`), passed
     /// to ptxas or nvcc.
     pub build: Vec<String>,
+    /// Extra compiler options for one input (`build.b: -G`), after `build`.
+    pub build_one: BTreeMap<String, Vec<String>>,
     /// Arch variant suffix of every target and object (`variant: a`: sm_100a).
     pub variant: String,
 }
@@ -96,10 +99,13 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
             .split_once(':')
             .ok_or_else(|| format!("{}:{}: expected `key: value`", path.display(), i + 1))?;
         let k = k.trim();
-        if !matches!(
-            k,
-            "archs" | "inputs" | "expect" | "options" | "build" | "description" | "variant"
-        ) {
+        let per_input = k.strip_prefix("build.").is_some_and(|s| !s.is_empty());
+        if !per_input
+            && !matches!(
+                k,
+                "archs" | "inputs" | "expect" | "options" | "build" | "description" | "variant"
+            )
+        {
             return Err(format!("{}:{}: unknown key `{k}`", path.display(), i + 1));
         }
         if fields.insert(k.to_string(), v.trim().to_string()).is_some() {
@@ -141,6 +147,16 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         .get("build")
         .map(|o| o.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
+    let build_one: BTreeMap<String, Vec<String>> = fields
+        .iter()
+        .filter_map(|(k, v)| {
+            let stem = k.strip_prefix("build.")?;
+            Some((
+                stem.to_string(),
+                v.split_whitespace().map(String::from).collect(),
+            ))
+        })
+        .collect();
     let variant = fields.get("variant").cloned().unwrap_or_default();
     if !matches!(variant.as_str(), "" | "a" | "f") {
         return Err(format!(
@@ -152,6 +168,12 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
     }
     if archs.is_empty() || inputs.is_empty() {
         return Err(format!("{what}: `archs` and `inputs` must not be empty"));
+    }
+    if let Some(stem) = build_one
+        .keys()
+        .find(|s| !inputs.iter().any(|(i, _)| i == *s))
+    {
+        return Err(format!("{what}: `build.{stem}` names no input"));
     }
     for (stem, _) in &inputs {
         if stem.is_empty() || !stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -166,6 +188,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
         expect_ok,
         options,
         build,
+        build_one,
         variant,
     })
 }
@@ -260,6 +283,7 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
         let arch = case.sm(*sm);
         let obj = format!("{stem}.{arch}.o");
         let text = std::fs::read_to_string(&src).map_err(|e| io_err("read", &src, e))?;
+        let extra = case.build_one.get(stem).into_iter().flatten();
         let mut cmd = match kind {
             SourceKind::Ptx => {
                 if !text.contains(".target SMXX") {
@@ -272,6 +296,7 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
                 let mut c = Command::new(tools.join("ptxas"));
                 c.arg(format!("-arch={arch}"))
                     .args(&case.build)
+                    .args(extra)
                     .arg("-c")
                     .arg(&ptx);
                 c
@@ -280,7 +305,7 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
                 let cu = format!("{stem}.cu");
                 std::fs::write(w.join(&cu), &text).map_err(|e| io_err("write", &w.join(&cu), e))?;
                 let mut c = crate::nv_tools::nvcc_command(tools, format!("{sm}{}", case.variant));
-                c.args(&case.build).arg(&cu);
+                c.args(&case.build).args(extra).arg(&cu);
                 c
             }
         };

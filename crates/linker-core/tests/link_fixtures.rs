@@ -75,10 +75,10 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "in a -r output every replaced weak copy is live, so nvlink's rewrite of a replaced copy's FDE (docs/blackwell.md section 5) shows there; the relinks, frames included, equal nvlink's direct link",
     ),
     (
-        "g_exit_barriers",
+        "g_exit_mixed",
         &[100, 103, 120, 121],
-        None,
-        "a -g link of objects built without -G: nvlink's finalizer puts MEMBAR.SC.VC, ERRBAR, CGAERRBAR before every kernel EXIT (what ptxas -g writes), moving everything after it; culink keeps ptxas' code (docs/blackwell.md section 8)",
+        Some(&["(scheduling control field only"]),
+        "the leaf kernel is also nvlink's scoreboard case (its stack-pointer scoreboard dropped, as in sb_refinalize; docs/blackwell.md section 8): only scheduling control fields may differ, the barriers and everything they move must match",
     ),
     (
         "sb_refinalize",

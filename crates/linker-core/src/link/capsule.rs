@@ -121,96 +121,148 @@ fn short(b: &[u8], at: usize) -> Option<(u16, u32)> {
     Some((v & 0x7f, u32::from(v >> 7)))
 }
 
+/// One capsule instruction as [`walk`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Instr {
+    /// Whether its mask bit is 1 (no item).
+    implicit: bool,
+    /// First SASS instruction it stands for.
+    first: u32,
+    /// How many SASS instructions it stands for.
+    span: u32,
+    /// Byte range of its item, span prefix included (empty for an implicit
+    /// instruction: where its item would go).
+    start: usize,
+    end: usize,
+    /// Byte offset of its record (after a span prefix) and the record's
+    /// first byte.
+    record: usize,
+    tag: u8,
+}
+
+/// Decodes the header, mask and item sequence of `bytes`: every capsule
+/// instruction in order, the trailer last.
+fn walk(bytes: &[u8]) -> Result<Vec<Instr>, CapsuleError> {
+    let magic = word(bytes, 4).ok_or(CapsuleError::Truncated)?;
+    if magic != CAPSULE_MAGIC {
+        return Err(CapsuleError::BadMagic(magic));
+    }
+    let n = word(bytes, 8).ok_or(CapsuleError::Truncated)?;
+    let mask_words = n.div_ceil(32) as usize;
+    let items_start = 12 + 4 * mask_words;
+    if bytes.len() < items_start + 2 {
+        return Err(CapsuleError::Truncated);
+    }
+    let end = bytes.len() - 2;
+    let implicit = |i: u32| {
+        let w = word(bytes, 12 + 4 * (i as usize / 32)).unwrap_or(0);
+        (w >> (i % 32)) & 1 == 1
+    };
+    let last_zero = (0..n).rev().find(|&i| !implicit(i));
+    let mut out = Vec::with_capacity(n as usize);
+    let mut at = items_start;
+    let mut sass: u32 = 0;
+    for i in 0..n {
+        if implicit(i) {
+            out.push(Instr {
+                implicit: true,
+                first: sass,
+                span: 1,
+                start: at,
+                end: at,
+                record: at,
+                tag: 0,
+            });
+            sass = sass.checked_add(1).ok_or(CapsuleError::Inconsistent)?;
+            continue;
+        }
+        let item = at;
+        let (span, record, tag) = if Some(i) == last_zero {
+            // The trailer: the final BRA and the padding after it.
+            if at != end {
+                return Err(CapsuleError::Inconsistent);
+            }
+            match short(bytes, at) {
+                Some((TAG_RUN, count)) => {
+                    at += 2;
+                    (count, item, bytes[item])
+                }
+                _ => {
+                    return Err(CapsuleError::UnknownItem {
+                        offset: at,
+                        tag: bytes[at],
+                    })
+                }
+            }
+        } else {
+            let mut span = 1;
+            if at >= end {
+                return Err(CapsuleError::Inconsistent);
+            }
+            if let Some((TAG_SPAN, count)) = short(bytes, at) {
+                span = count;
+                at += 2;
+            }
+            let tag = *bytes.get(at).ok_or(CapsuleError::Inconsistent)?;
+            let len = match tag {
+                0x01 => 16,
+                0x02 => 32,
+                0x41 | 0x42 if at == item => 4,
+                _ => match short(bytes, at) {
+                    Some((TAG_RUN, count)) if at == item => {
+                        span = count;
+                        2
+                    }
+                    _ => return Err(CapsuleError::UnknownItem { offset: at, tag }),
+                },
+            };
+            if at + len > end {
+                return Err(CapsuleError::Inconsistent);
+            }
+            let record = at;
+            at += len;
+            (span, record, tag)
+        };
+        if span == 0 {
+            return Err(CapsuleError::Inconsistent);
+        }
+        out.push(Instr {
+            implicit: false,
+            first: sass,
+            span,
+            start: item,
+            end: at,
+            record,
+            tag,
+        });
+        sass = sass.checked_add(span).ok_or(CapsuleError::Inconsistent)?;
+    }
+    // Every item read, the trailer included.
+    if last_zero.is_none() || at != bytes.len() {
+        return Err(CapsuleError::Inconsistent);
+    }
+    Ok(out)
+}
+
 impl CapsuleLayout {
     /// Decodes the header, mask and item sequence of `bytes`.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, CapsuleError> {
-        let magic = word(bytes, 4).ok_or(CapsuleError::Truncated)?;
-        if magic != CAPSULE_MAGIC {
-            return Err(CapsuleError::BadMagic(magic));
-        }
-        let n = word(bytes, 8).ok_or(CapsuleError::Truncated)?;
-        let mask_words = n.div_ceil(32) as usize;
-        let items_start = 12 + 4 * mask_words;
-        if bytes.len() < items_start + 2 {
-            return Err(CapsuleError::Truncated);
-        }
-        let end = bytes.len() - 2;
-        let implicit = |i: u32| {
-            let w = word(bytes, 12 + 4 * (i as usize / 32)).unwrap_or(0);
-            (w >> (i % 32)) & 1 == 1
-        };
-        let last_zero = (0..n).rev().find(|&i| !implicit(i));
-        let mut explicit = Vec::new();
-        let mut at = items_start;
-        let mut sass: u32 = 0;
-        for i in 0..n {
-            if implicit(i) {
-                sass = sass.checked_add(1).ok_or(CapsuleError::Inconsistent)?;
-                continue;
-            }
-            let span = if Some(i) == last_zero {
-                // The trailer: the final BRA and the padding after it.
-                if at != end {
-                    return Err(CapsuleError::Inconsistent);
-                }
-                match short(bytes, at) {
-                    Some((TAG_RUN, count)) => count,
-                    _ => {
-                        return Err(CapsuleError::UnknownItem {
-                            offset: at,
-                            tag: bytes[at],
-                        })
-                    }
-                }
-            } else {
-                let item = at;
-                let mut span = 1;
-                if at >= end {
-                    return Err(CapsuleError::Inconsistent);
-                }
-                if let Some((TAG_SPAN, count)) = short(bytes, at) {
-                    span = count;
-                    at += 2;
-                }
-                let tag = *bytes.get(at).ok_or(CapsuleError::Inconsistent)?;
-                let len = match tag {
-                    0x01 => 16,
-                    0x02 => 32,
-                    0x41 | 0x42 if at == item => 4,
-                    _ => match short(bytes, at) {
-                        Some((TAG_RUN, count)) if at == item => {
-                            span = count;
-                            2
-                        }
-                        _ => return Err(CapsuleError::UnknownItem { offset: at, tag }),
-                    },
-                };
-                if at + len > end {
-                    return Err(CapsuleError::Inconsistent);
-                }
-                if span > 0 {
-                    explicit.push(Explicit {
-                        first: sass,
-                        span,
-                        record: at,
-                        tag,
-                    });
-                }
-                at += len;
-                span
-            };
-            if span == 0 {
-                return Err(CapsuleError::Inconsistent);
-            }
-            sass = sass.checked_add(span).ok_or(CapsuleError::Inconsistent)?;
-        }
-        // Every item read, the trailer included.
-        if last_zero.is_none() || at != end {
-            return Err(CapsuleError::Inconsistent);
-        }
+        let instrs = walk(bytes)?;
+        let sass_len = instrs.last().map_or(0, |t| t.first + t.span);
+        let trailer = instrs.len() - 1;
+        let explicit = instrs[..trailer]
+            .iter()
+            .filter(|i| !i.implicit)
+            .map(|i| Explicit {
+                first: i.first,
+                span: i.span,
+                record: i.record,
+                tag: i.tag,
+            })
+            .collect();
         Ok(CapsuleLayout {
-            instructions: n,
-            sass_len: sass,
+            instructions: instrs.len() as u32,
+            sass_len,
             explicit,
         })
     }
@@ -230,6 +282,56 @@ impl CapsuleLayout {
         let e = self.explicit.get(i.checked_sub(1)?)?;
         (sass - e.first < e.span && e.tag == 0x02).then_some(e.record + 16)
     }
+}
+
+/// `bytes` with items given to implicit capsule instructions and a new
+/// trailer count: `items` pairs the SASS instruction (16-byte slot of the
+/// text) an implicit instruction stands for with the bytes of its new item
+/// (span prefix included), ascending by slot; each one's mask bit is
+/// cleared and its item goes where the item order puts it. `trailer` is the
+/// new instruction count of the trailer (the final `BRA` and its padding).
+/// The caller's SASS text must have grown so that the runs cover it again
+/// (exit barriers: an `EXIT` becomes a span of four, `exitbar.rs`). Errors
+/// when the capsule does not decode or a slot is not an implicit
+/// instruction of its own.
+pub(crate) fn with_items(
+    bytes: &[u8],
+    items: &[(u32, Vec<u8>)],
+    trailer: u32,
+) -> Result<Vec<u8>, CapsuleError> {
+    let instrs = walk(bytes)?;
+    let n = instrs.len();
+    let mask_start = 12;
+    let items_start = mask_start + 4 * n.div_ceil(32);
+    let mut out = bytes[..items_start].to_vec();
+    let mut pending = items.iter().peekable();
+    for (i, ins) in instrs.iter().enumerate() {
+        if i + 1 == n {
+            // The trailer.
+            let v = u16::try_from(trailer)
+                .ok()
+                .and_then(|t| t.checked_mul(128))
+                .ok_or(CapsuleError::Inconsistent)?;
+            out.extend_from_slice(&(v | TAG_RUN).to_le_bytes());
+            break;
+        }
+        if let Some((slot, item)) = pending.next_if(|(slot, _)| *slot == ins.first) {
+            if !ins.implicit || ins.span != 1 || *slot != ins.first {
+                return Err(CapsuleError::Inconsistent);
+            }
+            let w = mask_start + 4 * (i / 32);
+            let bit = 1u32 << (i % 32);
+            let m = word(&out, w).ok_or(CapsuleError::Truncated)? & !bit;
+            out[w..w + 4].copy_from_slice(&m.to_le_bytes());
+            out.extend_from_slice(item);
+        } else {
+            out.extend_from_slice(&bytes[ins.start..ins.end]);
+        }
+    }
+    if pending.next().is_some() {
+        return Err(CapsuleError::Inconsistent);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -344,6 +446,47 @@ mod tests {
         assert_eq!(l.raw_instruction(1), Some(0x10 + 2 + 16));
         assert_eq!(l.raw_instruction(9), Some(0x10 + 2 + 16));
         assert_eq!(l.raw_instruction(10), None);
+    }
+
+    #[test]
+    fn exit_items_as_nvlink_writes_them() {
+        // `k3` of a hand-written sm_100 kernel (ptxas 13.0.88): `@!P0 EXIT P1`
+        // (SASS 5) and `EXIT` (SASS 8) implicit; linked by nvlink 13.0.88
+        // with -g, each behind three barriers (span 4, a 0x01 item), the
+        // trailer 15 -> 9. The first word is the section index nvlink
+        // rewrites (0x0f -> 0x10), kept here as the input's.
+        let input = unhex(
+            "0f000000010000c00a00000038010000010b040af80004000000410000040000\
+             010b040af80004000000410101020000010b0e0afa000500000003013904000002\
+             220e06f800520000008300400002000000000000000000000000000000000002\
+             380e32f80040110000000082000a0000020140010000000000000000000000d007",
+        );
+        let mut nvlink = unhex(
+            "10000000010000c00a00000018000000010b040af80004000000410000040000\
+             010b040af80004000000410101020000010b0e0afa0005000000030139040000\
+             51020111000a01000000000000080000000002220e06f8005200000083004000\
+             02000000000000000000000000000000000002380e32f8004011000000008200\
+             0a000002014001000000000000000000000051020111000af8000000000000f8\
+             00000000d004",
+        );
+        nvlink[0] = 0x0f;
+        let item = |g: u8, o: u8| {
+            let mut v = vec![0x51, 0x02, 0x01, 0x11, 0x00, 0x0a, g];
+            v.extend_from_slice(&[0, 0, 0, 0, 0, 0, o, 0, 0, 0, 0]);
+            v
+        };
+        let got = with_items(&input, &[(5, item(0x01, 0x08)), (8, item(0xf8, 0xf8))], 9);
+        assert_eq!(got, Ok(nvlink));
+        // An explicit instruction's slot, or one inside no instruction of its
+        // own, is refused.
+        assert_eq!(
+            with_items(&input, &[(0, item(0, 0))], 9),
+            Err(CapsuleError::Inconsistent)
+        );
+        assert_eq!(
+            with_items(&input, &[(40, item(0, 0))], 9),
+            Err(CapsuleError::Inconsistent)
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@
 pub(crate) mod blackwell;
 mod capsule;
 mod debugline;
+mod exitbar;
 mod hints;
 mod inmap;
 mod layout;
@@ -255,7 +256,8 @@ fn link_inner(
 
     // Phase 1: bytes of every input (mmap), then parse + validate in parallel.
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (images, modules, whole_program) = load::expand_all(&blobs, opts, arch, false, &mut diags)?;
+    let (mut images, modules, whole_program) =
+        load::expand_all(&blobs, opts, arch, false, &mut diags)?;
     // -dlto with nothing to link but the optimized program (decided by
     // `load::lto_step`): nvlink's output is whole-program ptxas of its PTX
     // (measured: equivalent), not a link.
@@ -291,6 +293,9 @@ fn link_inner(
         };
         return Ok((diags.list, reports));
     }
+    // Blackwell debug links: the barriers nvlink's finalizer puts before the
+    // kernels' EXITs, written into the images before anything reads them.
+    exitbar::apply(&mut images, arch, opts.device_debug);
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,

@@ -224,6 +224,7 @@ pub fn parse_case(dir: &Path) -> Result<Case, String> {
             "options" => case.options = v.split_whitespace().map(String::from).collect(),
             // How the inputs were built (xtask fixtures); the objects are committed.
             "build" => {}
+            k if k.strip_prefix("build.").is_some_and(|s| !s.is_empty()) => {}
             "description" => case.description = v.to_string(),
             "variant" => {
                 if !matches!(v, "a" | "f") {
