@@ -284,19 +284,26 @@ impl CapsuleLayout {
     }
 }
 
-/// `bytes` with items given to implicit capsule instructions and a new
-/// trailer count: `items` pairs the SASS instruction (16-byte slot of the
-/// text) an implicit instruction stands for with the bytes of its new item
-/// (span prefix included), ascending by slot; each one's mask bit is
-/// cleared and its item goes where the item order puts it. `trailer` is the
-/// new instruction count of the trailer (the final `BRA` and its padding).
-/// The caller's SASS text must have grown so that the runs cover it again
-/// (exit barriers: an `EXIT` becomes a span of four, `exitbar.rs`). Errors
-/// when the capsule does not decode or a slot is not an implicit
-/// instruction of its own.
-pub(crate) fn with_items(
+/// A change to one capsule instruction, named by the (old) SASS instruction
+/// its run starts at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// An implicit instruction standing for one SASS instruction gets this
+    /// item (span prefix included): its mask bit is cleared.
+    Item(Vec<u8>),
+    /// An explicit instruction behind a span prefix stands for this many
+    /// SASS instructions.
+    Span(u32),
+}
+
+/// `bytes` with `changes` made (ascending by SASS instruction) and the
+/// trailer's count set to `trailer` (the final `BRA` and its padding). The
+/// caller's SASS text changed so that the runs cover it again (exit
+/// barriers, `exitbar.rs`). Errors when the capsule does not decode or a
+/// change does not fit the instruction at its place.
+pub(crate) fn edit(
     bytes: &[u8],
-    items: &[(u32, Vec<u8>)],
+    changes: &[(u32, Change)],
     trailer: u32,
 ) -> Result<Vec<u8>, CapsuleError> {
     let instrs = walk(bytes)?;
@@ -304,7 +311,14 @@ pub(crate) fn with_items(
     let mask_start = 12;
     let items_start = mask_start + 4 * n.div_ceil(32);
     let mut out = bytes[..items_start].to_vec();
-    let mut pending = items.iter().peekable();
+    let mut pending = changes.iter().peekable();
+    let span_prefix = |count: u32| {
+        u16::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(128))
+            .map(|v| (v | TAG_SPAN).to_le_bytes())
+            .ok_or(CapsuleError::Inconsistent)
+    };
     for (i, ins) in instrs.iter().enumerate() {
         if i + 1 == n {
             // The trailer.
@@ -315,17 +329,25 @@ pub(crate) fn with_items(
             out.extend_from_slice(&(v | TAG_RUN).to_le_bytes());
             break;
         }
-        if let Some((slot, item)) = pending.next_if(|(slot, _)| *slot == ins.first) {
-            if !ins.implicit || ins.span != 1 || *slot != ins.first {
-                return Err(CapsuleError::Inconsistent);
+        match pending.next_if(|(slot, _)| *slot == ins.first) {
+            Some((_, Change::Item(item))) => {
+                if !ins.implicit {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                let w = mask_start + 4 * (i / 32);
+                let bit = 1u32 << (i % 32);
+                let m = word(&out, w).ok_or(CapsuleError::Truncated)? & !bit;
+                out[w..w + 4].copy_from_slice(&m.to_le_bytes());
+                out.extend_from_slice(item);
             }
-            let w = mask_start + 4 * (i / 32);
-            let bit = 1u32 << (i % 32);
-            let m = word(&out, w).ok_or(CapsuleError::Truncated)? & !bit;
-            out[w..w + 4].copy_from_slice(&m.to_le_bytes());
-            out.extend_from_slice(item);
-        } else {
-            out.extend_from_slice(&bytes[ins.start..ins.end]);
+            Some((_, Change::Span(count))) => {
+                if ins.implicit || ins.record == ins.start || *count < 2 {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                out.extend_from_slice(&span_prefix(*count)?);
+                out.extend_from_slice(&bytes[ins.record..ins.end]);
+            }
+            None => out.extend_from_slice(&bytes[ins.start..ins.end]),
         }
     }
     if pending.next().is_some() {
@@ -475,16 +497,37 @@ mod tests {
             v.extend_from_slice(&[0, 0, 0, 0, 0, 0, o, 0, 0, 0, 0]);
             v
         };
-        let got = with_items(&input, &[(5, item(0x01, 0x08)), (8, item(0xf8, 0xf8))], 9);
-        assert_eq!(got, Ok(nvlink));
+        let got = edit(
+            &input,
+            &[
+                (5, Change::Item(item(0x01, 0x08))),
+                (8, Change::Item(item(0xf8, 0xf8))),
+            ],
+            9,
+        );
+        assert_eq!(got, Ok(nvlink.clone()));
         // An explicit instruction's slot, or one inside no instruction of its
         // own, is refused.
         assert_eq!(
-            with_items(&input, &[(0, item(0, 0))], 9),
+            edit(&input, &[(0, Change::Item(item(0, 0)))], 9),
             Err(CapsuleError::Inconsistent)
         );
         assert_eq!(
-            with_items(&input, &[(40, item(0, 0))], 9),
+            edit(&input, &[(40, Change::Item(item(0, 0)))], 9),
+            Err(CapsuleError::Inconsistent)
+        );
+        // nvlink's capsule back to three barriers: the spans shrink to 3
+        // (`d1 01`), the items stay.
+        let mut three = nvlink.clone();
+        for at in [0x40, 0x92] {
+            assert_eq!(three[at..at + 2], [0x51, 0x02]);
+            three[at..at + 2].copy_from_slice(&[0xd1, 0x01]);
+        }
+        let got = edit(&nvlink, &[(5, Change::Span(3)), (11, Change::Span(3))], 9);
+        assert_eq!(got, Ok(three));
+        // A span change on an instruction without a prefix is refused.
+        assert_eq!(
+            edit(&input, &[(0, Change::Span(3))], 9),
             Err(CapsuleError::Inconsistent)
         );
     }

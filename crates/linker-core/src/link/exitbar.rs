@@ -60,6 +60,15 @@ const GUARD: u64 = 0xf << GUARD_SHIFT;
 const OP_EXIT: u64 = 0x94d;
 const OP_RET: u64 = 0x950;
 const OP_BRA: u64 = 0x947;
+/// `BRA.U` (a uniform predicate operand).
+const OP_BRA_UNIFORM: u64 = 0x547;
+const OP_BSYNC: u64 = 0x941;
+const OP_YIELD: u64 = 0x946;
+const OP_BMOV_CLEAR: u64 = 0x355;
+const OP_BMOV: u64 = 0x356;
+const OP_BPT: u64 = 0x95c;
+/// `WARPSYNC` with a register mask.
+const OP_WARPSYNC_REGISTER: u64 = 0x348;
 const OP_BRX: u64 = 0x949;
 const OP_BSSY: u64 = 0x945;
 const OP_CALL_REL: u64 = 0x944;
@@ -149,9 +158,9 @@ const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
 /// Why a kernel keeps ptxas' code.
 type Skip = &'static str;
 
-/// Rewrites, in place, the images whose kernels get exit barriers in a link
-/// for `arch` (`debug`: `-g`). Images that do not parse are left for the
-/// parse phase to report.
+/// Rewrites, in place, the images whose kernels' exit barriers change in a
+/// link for `arch` (`debug`: `-g`; otherwise only links with a `-G` object
+/// change). Images that do not parse are left for the parse phase to report.
 pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool) {
     if !arch.is_blackwell_or_later() {
         return;
@@ -175,19 +184,14 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool) {
             .par_iter()
             .map(|i| Cubin::parse(i.bytes()).ok())
             .collect();
-        let marked: Vec<bool> = cubins
-            .iter()
-            .map(|c| c.as_ref().is_some_and(gen_errbar_at_exit))
-            .collect();
-        if !debug && !marked.contains(&true) {
-            return;
-        }
+        // Every kernel: `-G` ones too, whose barriers may be more than a
+        // leaf kernel keeps.
         let kernels: Vec<Vec<u32>> = cubins
             .iter()
-            .zip(&marked)
-            .map(|(c, &m)| match c {
-                Some(c) if !m => kernel_sections(c).collect(),
-                _ => Vec::new(),
+            .map(|c| {
+                c.as_ref()
+                    .map(|c| kernel_sections(c).collect())
+                    .unwrap_or_default()
             })
             .collect();
         let mode = if debug { Mode::Debug } else { Mode::DebugCode };
@@ -266,32 +270,69 @@ fn kernel_sections<'a>(cubin: &'a Cubin<'_>) -> impl Iterator<Item = u32> + 'a {
         .filter_map(|s| s.section())
 }
 
-/// Where offsets into a kernel's text go once barriers are in front of the
-/// `EXIT`s at `exits` (old offsets, ascending).
+/// One change to a kernel's text, at an old offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edit {
+    /// `bytes` of new instructions in front of the instruction at `at`.
+    Insert { at: u64, bytes: u64 },
+    /// The `bytes` of instructions from `at` dropped.
+    Remove { at: u64, bytes: u64 },
+}
+
+impl Edit {
+    fn at(self) -> u64 {
+        match self {
+            Edit::Insert { at, .. } | Edit::Remove { at, .. } => at,
+        }
+    }
+}
+
+/// Where offsets into a kernel's text go once its edits (ascending, not
+/// overlapping) are made.
 struct Moves {
-    exits: Vec<u64>,
-    /// What the barriers add in front of one `EXIT`.
-    growth: u64,
+    edits: Vec<Edit>,
     old_size: u64,
     new_size: u64,
 }
 
 impl Moves {
-    /// The new offset of the instruction at `o` (an `EXIT` moves behind its
-    /// barriers).
-    fn inst(&self, o: u64) -> u64 {
+    fn map(&self, o: u64, label: bool) -> u64 {
         if o >= self.old_size {
             return o - self.old_size + self.new_size;
         }
-        o + self.growth * self.exits.partition_point(|&e| e <= o) as u64
+        let mut shift: i64 = 0;
+        for &e in &self.edits {
+            match e {
+                Edit::Insert { at, bytes } => {
+                    if at < o || (at == o && !label) {
+                        shift += bytes as i64;
+                    } else {
+                        break;
+                    }
+                }
+                Edit::Remove { at, bytes } => {
+                    if o >= at + bytes {
+                        shift -= bytes as i64;
+                    } else if o >= at {
+                        // Inside what was dropped: where it was.
+                        return (at as i64 + shift) as u64;
+                    } else {
+                        break;
+                    }
+                }
+            }
+        }
+        (o as i64 + shift) as u64
+    }
+    /// The new offset of the instruction at `o` (an `EXIT` moves behind its
+    /// barriers).
+    fn inst(&self, o: u64) -> u64 {
+        self.map(o, false)
     }
     /// The new offset of a label at `o` (a branch target, a return address,
     /// a line-table row): a label on an `EXIT` names its first barrier.
     fn label(&self, o: u64) -> u64 {
-        if o >= self.old_size {
-            return o - self.old_size + self.new_size;
-        }
-        o + self.growth * self.exits.partition_point(|&e| e < o) as u64
+        self.map(o, true)
     }
 }
 
@@ -306,19 +347,36 @@ fn words(text: &[u8], at: usize) -> (u64, u64) {
 /// `R_CUDA_ABS55_16_34`'s layout (bits 16–23 and 34–81 of the offset
 /// divided by 4), `High` bits 34–63 (`BSSY`, whose bit 73 is
 /// `.RECONVERGENT`).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
     Split,
     High,
 }
 
-fn target_field(w0: u64, w1: u64) -> Option<Field> {
-    match w0 & OPCODE {
-        OP_BRA | OP_BRX | OP_CALL_REL => Some(Field::Split),
-        OP_WARPSYNC if w1 & WARPSYNC_TARGET_BIT != 0 => Some(Field::Split),
-        OP_BSSY => Some(Field::High),
-        _ => None,
+/// The control-flow opcode family: bits 0–8 in 0x141..=0x15f (bits 9–11
+/// are the operand form: `BRA` 0x947, `BRA.U` 0x547).
+fn is_control(op: u64) -> bool {
+    (0x141..=0x15f).contains(&(op & 0x1ff))
+}
+
+/// The PC-relative field of an instruction of the control family, `None`
+/// when it has none; an error for a control instruction not measured
+/// (its kernel keeps ptxas' code). Checked against nvdisasm 13.2.86's
+/// targets on every branch of the fixtures and a CUB/Thrust program
+/// (about 4500 at sm_100 and sm_120).
+fn target_field(w0: u64, w1: u64) -> Result<Option<Field>, Skip> {
+    let op = w0 & OPCODE;
+    if !is_control(op) {
+        return Ok(None);
     }
+    Ok(match op {
+        OP_BRA | OP_BRA_UNIFORM | OP_BRX | OP_CALL_REL => Some(Field::Split),
+        OP_WARPSYNC | OP_WARPSYNC_REGISTER if w1 & WARPSYNC_TARGET_BIT != 0 => Some(Field::Split),
+        OP_BSSY => Some(Field::High),
+        OP_WARPSYNC | OP_WARPSYNC_REGISTER | OP_BSYNC | OP_CALL_ABS | OP_CALL_INDIRECT
+        | OP_YIELD | OP_EXIT | OP_BMOV_CLEAR | OP_BMOV | OP_BPT => None,
+        _ => return Err("a control instruction not measured"),
+    })
 }
 
 fn sign_extend(v: u128, bits: u32) -> i64 {
@@ -405,14 +463,26 @@ fn capsule_item(kind: Kind, w0: u64, w1: u64) -> Vec<u8> {
 struct KernelText {
     text: Vec<u8>,
     moves: Moves,
-    /// (slot, item) of every `EXIT` for the capsule.
-    capsule_items: Vec<(u32, Vec<u8>)>,
+    /// The capsule's changes, by the (old) SASS instruction they start at.
+    capsule: Vec<(u32, capsule::Change)>,
     /// The trailer's new count: the final `BRA` and the padding after it.
     trailer: u32,
 }
 
-/// The kernel text `old` with barriers before each `EXIT` not behind them
-/// already; `Ok(None)` when every `EXIT` has them.
+/// The barriers in front of the `EXIT` in slot `i`: those of `kind` whose
+/// words (opcode, guard) are there.
+fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bool {
+    let b = kind.barriers();
+    let guard = at(i).0 & GUARD;
+    i >= b.len()
+        && b.iter().enumerate().all(|(k, w)| {
+            let (p0, _) = at(i - b.len() + k);
+            p0 & OPCODE == w.0 & OPCODE && p0 & GUARD == guard
+        })
+}
+
+/// The kernel text `old` with the barriers `mode` asks for in front of each
+/// `EXIT`; `Ok(None)` when every `EXIT` has them already.
 fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     if old.is_empty() || !(old.len() as u64).is_multiple_of(SLOT) {
         return Err("text is not whole instructions");
@@ -430,8 +500,12 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
         Mode::DebugCode if calls => Kind::Full,
         Mode::DebugCode => Kind::Errbar,
     };
-    let barriers = kind.barriers();
-    let mut exits = Vec::new();
+    let membar = SLOT;
+    let mut edits = Vec::new();
+    // (slot, what is inserted before it) and (slot, change) for the capsule.
+    let mut inserts: Vec<(usize, &[(u64, u64)])> = Vec::new();
+    let mut removed: Vec<usize> = Vec::new();
+    let mut capsule = Vec::new();
     for i in 0..slots {
         let (w0, w1) = at(i);
         match w0 & OPCODE {
@@ -440,19 +514,53 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
                 if !plain_exit(w0, w1) {
                     return Err("an EXIT form not measured");
                 }
-                let behind = i >= barriers.len()
-                    && barriers.iter().enumerate().all(|(k, b)| {
-                        let (p0, _) = at(i - barriers.len() + k);
-                        p0 & OPCODE == b.0 & OPCODE && p0 & GUARD == w0 & GUARD
-                    });
-                if !behind {
-                    exits.push(i as u64 * SLOT);
+                let has = if barriers_before(&at, i, Kind::Full) {
+                    Some(Kind::Full)
+                } else if barriers_before(&at, i, Kind::Errbar) {
+                    Some(Kind::Errbar)
+                } else {
+                    None
+                };
+                match (has, kind) {
+                    (Some(h), k) if h == k => {}
+                    (None, k) => {
+                        let b = k.barriers();
+                        edits.push(Edit::Insert {
+                            at: i as u64 * SLOT,
+                            bytes: b.len() as u64 * SLOT,
+                        });
+                        inserts.push((i, b));
+                        capsule.push((i as u32, capsule::Change::Item(capsule_item(k, w0, w1))));
+                    }
+                    // ptxas -g wrote the three; a leaf kernel keeps two
+                    // (nvlink drops the MEMBAR.SC.VC; measured on nvcc -G
+                    // kernels linked without -g).
+                    (Some(Kind::Full), Kind::Errbar) => {
+                        let first = i - BARRIERS.len();
+                        edits.push(Edit::Remove {
+                            at: first as u64 * SLOT,
+                            bytes: membar,
+                        });
+                        removed.push(first);
+                        capsule.push((first as u32, capsule::Change::Span(3)));
+                    }
+                    (Some(_), _) => {
+                        // Two where three are due: MEMBAR.SC.VC before the
+                        // ERRBAR.
+                        let first = i - Kind::Errbar.barriers().len();
+                        edits.push(Edit::Insert {
+                            at: first as u64 * SLOT,
+                            bytes: membar,
+                        });
+                        inserts.push((first, &BARRIERS[..1]));
+                        capsule.push((first as u32, capsule::Change::Span(4)));
+                    }
                 }
             }
             _ => {}
         }
     }
-    if exits.is_empty() {
+    if edits.is_empty() {
         return Ok(None);
     }
     // The final BRA (to itself), then NOPs only.
@@ -469,16 +577,16 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     if old_size != (bra + SLOT + PAD).next_multiple_of(PAD) {
         return Err("padding not ptxas'");
     }
+    edits.sort_by_key(|e| e.at());
+    capsule.sort_by_key(|c| c.0);
     let mut moves = Moves {
-        exits,
-        growth: barriers.len() as u64 * SLOT,
+        edits,
         old_size,
         new_size: 0,
     };
     let new_bra = moves.inst(bra);
     moves.new_size = (new_bra + SLOT + PAD).next_multiple_of(PAD);
     let mut text = Vec::with_capacity(moves.new_size as usize);
-    let mut capsule_items = Vec::new();
     let push = |text: &mut Vec<u8>, w: (u64, u64)| {
         text.extend_from_slice(&w.0.to_le_bytes());
         text.extend_from_slice(&w.1.to_le_bytes());
@@ -486,13 +594,19 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     for i in 0..=last {
         let o = i as u64 * SLOT;
         let (mut w0, mut w1) = at(i);
-        if moves.exits.binary_search(&o).is_ok() {
-            for b in barriers {
-                push(&mut text, (b.0 | (w0 & GUARD), b.1));
+        if let Some((_, words)) = inserts.iter().find(|(s, _)| *s == i) {
+            // The guard of the EXIT the barriers stand before.
+            let exit = (i..slots)
+                .find(|&k| at(k).0 & OPCODE == OP_EXIT)
+                .map_or(0, |k| at(k).0);
+            for b in words.iter() {
+                push(&mut text, (b.0 | (exit & GUARD), b.1));
             }
-            capsule_items.push((i as u32, capsule_item(kind, w0, w1)));
         }
-        if let Some(field) = target_field(w0, w1) {
+        if removed.contains(&i) {
+            continue;
+        }
+        if let Some(field) = target_field(w0, w1)? {
             let target = o as i64 + SLOT as i64 + decode(field, w0, w1);
             if target < 0 || target as u64 > old_size {
                 return Err("a branch target outside the function");
@@ -510,7 +624,7 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     Ok(Some(KernelText {
         text,
         moves,
-        capsule_items,
+        capsule,
         trailer,
     }))
 }
@@ -590,7 +704,7 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
         .iter()
         .find(|s| s.sh_type == SHT_CUDA_CAPMERC_TEXT && le::u32(s.data, 0) == Some(t))
     {
-        let new = capsule::with_items(work.data(cap.index), &k.capsule_items, k.trailer)
+        let new = capsule::edit(work.data(cap.index), &k.capsule, k.trailer)
             .map_err(|_| "capsule not understood")?;
         *work.data_mut(cap.index) = new;
     }
@@ -687,6 +801,16 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
         }
         *work.data_mut(info.index) = data;
     }
+    // nvcc -G's register ranges by code offset.
+    if let Some(regs) = cubin.section_by_name(".nv_debug_info_reg_sass") {
+        let kernel = cubin.sections[t as usize]
+            .name
+            .strip_prefix(".text.")
+            .unwrap_or_default();
+        let mut data = work.data(regs.index).to_vec();
+        register_ranges(&mut data, kernel, moves)?;
+        *work.data_mut(regs.index) = data;
+    }
     // Frames and line tables.
     if let Some(frame) = cubin.section_by_name(".debug_frame") {
         let relocs = relocs_of(work, frame.index);
@@ -714,6 +838,39 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
         }
     }
     *work.data_mut(t) = k.text;
+    Ok(())
+}
+
+/// `.nv_debug_info_reg_sass` (ptxas -g): per function its name, a `u32`
+/// count, then entries of `u32`, register name, 4 bytes, `u32` start and
+/// end offset; the kernel's ranges move as labels (measured: an end on an
+/// `EXIT` whose `MEMBAR.SC.VC` nvlink drops moves back with it).
+fn register_ranges(data: &mut [u8], kernel: &str, moves: &Moves) -> Result<(), Skip> {
+    let cstr_end = |d: &[u8], at: usize| -> Result<usize, Skip> {
+        d.get(at..)
+            .and_then(|r| r.iter().position(|&b| b == 0))
+            .map(|n| at + n + 1)
+            .ok_or("register ranges")
+    };
+    let mut at = 0;
+    while at < data.len() {
+        let name_end = cstr_end(data, at)?;
+        let ours = &data[at..name_end - 1] == kernel.as_bytes();
+        let count = le::u32(data, name_end).ok_or("register ranges")?;
+        at = name_end + 4;
+        for _ in 0..count {
+            at = cstr_end(data, at + 4)? + 4;
+            for field in [at, at + 4] {
+                let o = le::u32(data, field).ok_or("register ranges")?;
+                if ours {
+                    let n =
+                        u32::try_from(moves.label(u64::from(o))).map_err(|_| "register ranges")?;
+                    data[field..field + 4].copy_from_slice(&n.to_le_bytes());
+                }
+            }
+            at += 8;
+        }
+    }
     Ok(())
 }
 
@@ -1200,9 +1357,13 @@ mod tests {
             (0x0000_0040_0000_7945, 0x000f_ec00_0380_0200, 0x40),
             (0xffff_fffc_02b0_7949, 0x0010_0000_0383_ffff, -0x140),
             (0x0000_0000_0014_7948, 0x000f_ea00_03c0_0000, 0x50),
+            // `BRA.U !UP0` 0xc40 ahead (bit 32 is its negation), CUB's
+            // `WARPSYNC.COLLECTIVE R46` 0x20 ahead.
+            (0x0000_000d_0810_7547, 0x000f_ea00_0b80_0000, 0xc40),
+            (0x0000_0000_2e08_7348, 0x000f_ea00_03c0_0000, 0x20),
         ];
         for (w0, w1, off) in cases {
-            let field = target_field(w0, w1).expect("has a target");
+            let field = target_field(w0, w1).expect("known").expect("has a target");
             assert_eq!(decode(field, w0, w1), off, "{w0:#x}");
             assert_eq!(encode(field, w0, w1, off), Some((w0, w1)));
             let (n0, n1) = encode(field, w0, w1, off + 0x60).expect("fits");
@@ -1210,7 +1371,12 @@ mod tests {
             assert_eq!(n0 & 0xffff, w0 & 0xffff);
         }
         // Plain WARPSYNC has no target.
-        assert!(target_field(0x7948, 0x000f_ea00_0380_0000).is_none());
+        assert_eq!(target_field(0x7948, 0x000f_ea00_0380_0000), Ok(None));
+        // `BRA.U !UP0` and `WARPSYNC.COLLECTIVE R46` have targets too;
+        // `BREAK` is not measured.
+        assert!(matches!(target_field(0x547, 0x0380_0000), Ok(Some(_))));
+        assert!(matches!(target_field(0x348, 0x03c0_0000), Ok(Some(_))));
+        assert!(target_field(0x7942, 0).is_err());
     }
 
     #[test]
@@ -1263,8 +1429,16 @@ mod tests {
     #[test]
     fn labels_and_instructions_move_apart_at_an_exit() {
         let m = Moves {
-            exits: vec![0x70, 0x140],
-            growth: 0x30,
+            edits: vec![
+                Edit::Insert {
+                    at: 0x70,
+                    bytes: 0x30,
+                },
+                Edit::Insert {
+                    at: 0x140,
+                    bytes: 0x30,
+                },
+            ],
             old_size: 0x200,
             new_size: 0x280,
         };
@@ -1274,5 +1448,19 @@ mod tests {
         assert_eq!(m.label(0x140), 0x170);
         assert_eq!(m.inst(0x140), 0x1a0);
         assert_eq!(m.label(0x200), 0x280);
+        // A dropped MEMBAR.SC.VC at 0x40 (ERRBAR, CGAERRBAR, EXIT behind):
+        // a label on it names the ERRBAR's new place.
+        let r = Moves {
+            edits: vec![Edit::Remove {
+                at: 0x40,
+                bytes: 0x10,
+            }],
+            old_size: 0x200,
+            new_size: 0x180,
+        };
+        assert_eq!(r.label(0x40), 0x40);
+        assert_eq!(r.inst(0x50), 0x40);
+        assert_eq!(r.inst(0x30), 0x30);
+        assert_eq!(r.label(0x200), 0x180);
     }
 }
