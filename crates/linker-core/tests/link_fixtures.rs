@@ -83,8 +83,8 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     (
         "sb_refinalize",
         &[100, 103, 120, 121],
-        None,
-        "nvlink re-finalizes Blackwell code as whole-program ptxas would (stack-pointer scoreboard dropped, scoreboards re-allocated, fence padding removed): culink keeps ptxas' code (docs/blackwell.md section 8)",
+        Some(&["(scheduling control field only"]),
+        "nvlink re-finalizes Blackwell code as whole-program ptxas would: k's stack-pointer scoreboard dropped and its scoreboards re-allocated, which culink does not (docs/blackwell.md section 8); kf's fence padding, removed as by nvlink, must match",
     ),
 ];
 

@@ -284,23 +284,26 @@ impl CapsuleLayout {
     }
 }
 
-/// A change to one capsule instruction, named by the (old) SASS instruction
-/// its run starts at.
+/// A change to the capsule, at a (old) SASS instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Change {
-    /// An implicit instruction standing for one SASS instruction gets this
-    /// item (span prefix included): its mask bit is cleared.
+    /// The implicit capsule instruction standing for this SASS instruction
+    /// alone gets this item (span prefix included): its mask bit is cleared.
     Item(Vec<u8>),
-    /// An explicit instruction behind a span prefix stands for this many
-    /// SASS instructions.
-    Span(u32),
+    /// This SASS instruction is dropped: the explicit capsule instruction
+    /// whose run holds it stands for one fewer (its span prefix goes when one
+    /// is left: a fence's `51 05` → none, nvlink's re-finalized leaf kernels).
+    Drop,
+    /// One SASS instruction is inserted in front of this one, inside the run
+    /// of the explicit capsule instruction holding it.
+    Grow,
 }
 
 /// `bytes` with `changes` made (ascending by SASS instruction) and the
 /// trailer's count set to `trailer` (the final `BRA` and its padding). The
 /// caller's SASS text changed so that the runs cover it again (exit
-/// barriers, `exitbar.rs`). Errors when the capsule does not decode or a
-/// change does not fit the instruction at its place.
+/// barriers and fences, `refinalize.rs`). Errors when the capsule does not
+/// decode or a change does not fit the instruction at its place.
 pub(crate) fn edit(
     bytes: &[u8],
     changes: &[(u32, Change)],
@@ -311,14 +314,32 @@ pub(crate) fn edit(
     let mask_start = 12;
     let items_start = mask_start + 4 * n.div_ceil(32);
     let mut out = bytes[..items_start].to_vec();
-    let mut pending = changes.iter().peekable();
-    let span_prefix = |count: u32| {
-        u16::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(128))
-            .map(|v| (v | TAG_SPAN).to_le_bytes())
-            .ok_or(CapsuleError::Inconsistent)
-    };
+    // Per capsule instruction: its new item, or its span's change.
+    let mut items: Vec<Option<&[u8]>> = vec![None; n];
+    let mut spans: Vec<i64> = vec![0; n];
+    for (slot, change) in changes {
+        // The instruction whose run holds the slot (the trailer's excluded).
+        let i = instrs[..n - 1]
+            .partition_point(|ins| ins.first <= *slot)
+            .checked_sub(1)
+            .filter(|&i| *slot < instrs[i].first + instrs[i].span)
+            .ok_or(CapsuleError::Inconsistent)?;
+        let ins = &instrs[i];
+        match change {
+            Change::Item(item) => {
+                if !ins.implicit || items[i].is_some() {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                items[i] = Some(item);
+            }
+            Change::Drop | Change::Grow => {
+                if ins.implicit || ins.record == ins.start {
+                    return Err(CapsuleError::Inconsistent);
+                }
+                spans[i] += if *change == Change::Drop { -1 } else { 1 };
+            }
+        }
+    }
     for (i, ins) in instrs.iter().enumerate() {
         if i + 1 == n {
             // The trailer.
@@ -329,29 +350,28 @@ pub(crate) fn edit(
             out.extend_from_slice(&(v | TAG_RUN).to_le_bytes());
             break;
         }
-        match pending.next_if(|(slot, _)| *slot == ins.first) {
-            Some((_, Change::Item(item))) => {
-                if !ins.implicit {
-                    return Err(CapsuleError::Inconsistent);
-                }
-                let w = mask_start + 4 * (i / 32);
-                let bit = 1u32 << (i % 32);
-                let m = word(&out, w).ok_or(CapsuleError::Truncated)? & !bit;
-                out[w..w + 4].copy_from_slice(&m.to_le_bytes());
-                out.extend_from_slice(item);
-            }
-            Some((_, Change::Span(count))) => {
-                if ins.implicit || ins.record == ins.start || *count < 2 {
-                    return Err(CapsuleError::Inconsistent);
-                }
-                out.extend_from_slice(&span_prefix(*count)?);
+        if let Some(item) = items[i] {
+            let w = mask_start + 4 * (i / 32);
+            let bit = 1u32 << (i % 32);
+            let m = word(&out, w).ok_or(CapsuleError::Truncated)? & !bit;
+            out[w..w + 4].copy_from_slice(&m.to_le_bytes());
+            out.extend_from_slice(item);
+        } else if spans[i] != 0 {
+            let count = i64::from(ins.span) + spans[i];
+            if count == 1 {
+                out.extend_from_slice(&bytes[ins.record..ins.end]);
+            } else {
+                let v = u16::try_from(count)
+                    .ok()
+                    .filter(|&c| c > 1)
+                    .and_then(|c| c.checked_mul(128))
+                    .ok_or(CapsuleError::Inconsistent)?;
+                out.extend_from_slice(&(v | TAG_SPAN).to_le_bytes());
                 out.extend_from_slice(&bytes[ins.record..ins.end]);
             }
-            None => out.extend_from_slice(&bytes[ins.start..ins.end]),
+        } else {
+            out.extend_from_slice(&bytes[ins.start..ins.end]);
         }
-    }
-    if pending.next().is_some() {
-        return Err(CapsuleError::Inconsistent);
     }
     Ok(out)
 }
@@ -523,11 +543,16 @@ mod tests {
             assert_eq!(three[at..at + 2], [0x51, 0x02]);
             three[at..at + 2].copy_from_slice(&[0xd1, 0x01]);
         }
-        let got = edit(&nvlink, &[(5, Change::Span(3)), (11, Change::Span(3))], 9);
-        assert_eq!(got, Ok(three));
+        let got = edit(&nvlink, &[(5, Change::Drop), (11, Change::Drop)], 9);
+        assert_eq!(got, Ok(three.clone()));
+        // And forth again.
+        assert_eq!(
+            edit(&three, &[(6, Change::Grow), (11, Change::Grow)], 9),
+            Ok(nvlink.clone())
+        );
         // A span change on an instruction without a prefix is refused.
         assert_eq!(
-            edit(&input, &[(0, Change::Span(3))], 9),
+            edit(&input, &[(0, Change::Drop)], 9),
             Err(CapsuleError::Inconsistent)
         );
     }

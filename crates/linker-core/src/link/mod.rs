@@ -23,7 +23,6 @@
 pub(crate) mod blackwell;
 mod capsule;
 mod debugline;
-mod exitbar;
 mod hints;
 mod inmap;
 mod layout;
@@ -33,6 +32,7 @@ mod load;
 mod mercury;
 mod nvinfo;
 mod preserve;
+mod refinalize;
 mod relocate;
 mod report;
 mod rmode;
@@ -293,9 +293,10 @@ fn link_inner(
         };
         return Ok((diags.list, reports));
     }
-    // Blackwell debug links: the barriers nvlink's finalizer puts before the
-    // kernels' EXITs, written into the images before anything reads them.
-    exitbar::apply(&mut images, arch, opts.device_debug);
+    // Blackwell: what nvlink's finalizer changes in the kernels (exit
+    // barriers of debug links, fences), written into the images before
+    // anything reads them.
+    refinalize::apply(&mut images, arch, opts.device_debug, opts.relocatable);
     let mappings = load::Mappings::new(&blobs, &images);
     let load::ParsedInputs {
         files,

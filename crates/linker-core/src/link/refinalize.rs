@@ -1,42 +1,53 @@
-//! Exit barriers: the instructions nvlink 13.0.88's finalizer puts in front
-//! of the `EXIT`s of kernels at sm_100 and later (measured; rule and words in
-//! `docs/blackwell.md` §8).
+//! What nvlink 13.0.88's finalizer changes in kernels at sm_100 and later
+//! that culink can redo as edits of the input code (measured; rules and
+//! words in `docs/blackwell.md` §8):
 //!
-//! In a debug link (`-g`) every kernel gets `MEMBAR.SC.VC; ERRBAR;
-//! CGAERRBAR`, predicated as the `EXIT` is, before every `EXIT`. In a link
-//! with an object built with `-G` (ptxas marks those with
-//! `EIATTR_GEN_ERRBAR_AT_EXIT` in `.nv.info`, and writes the sequence there
-//! itself, so `EXIT`s already behind it are left alone) kernels that call
-//! get the same, leaf kernels `ERRBAR; CGAERRBAR`.
+//! - **Exit barriers.** In a debug link (`-g`) every kernel gets
+//!   `MEMBAR.SC.VC; ERRBAR; CGAERRBAR`, predicated as the `EXIT` is, in front
+//!   of every `EXIT`. In a link with an object built with `-G` (ptxas marks
+//!   it with `EIATTR_GEN_ERRBAR_AT_EXIT` in `.nv.info` and writes the three
+//!   itself) kernels that call get the three, leaf kernels `ERRBAR;
+//!   CGAERRBAR` (a `-G` leaf kernel loses its `MEMBAR.SC.VC`). Barriers
+//!   already there are kept. Final and `-r` links.
+//! - **Fences.** In final links without `-g`, kernels that do not call lose
+//!   the `@!PT LDS RZ, [RZ]` fillers ptxas puts in front of a `MEMBAR` in
+//!   `-rdc` code, and a `MEMBAR.ALL.CTA` right before a GPU- or system-wide
+//!   `MEMBAR` (what whole-program ptxas writes).
+//!
+//! (The finalizer's re-allocation of scoreboards is not redone: it needs a
+//! scheduler, not an edit.)
 //!
 //! This phase runs before the inputs are parsed for the link: it rewrites
 //! the images whose kernels change into new images, as if ptxas had written
-//! the barriers, so that every later phase links them unchanged. Moving
-//! instructions moves everything that points into the kernel's text:
+//! them so, and every later phase links them unchanged. Moving instructions
+//! moves everything that points into the kernel's text:
 //!
-//! - the text grows by 0x30 per `EXIT`, then ends at
-//!   roundup(end of the final `BRA` + 0x80, 0x80) as ptxas pads it;
-//! - PC-relative targets (`BRA`, `BRX`, `BSSY`, `CALL.REL`,
+//! - the text ends at roundup(end of the final `BRA` + 0x80, 0x80) as ptxas
+//!   pads it;
+//! - PC-relative targets (`BRA`, `BRA.U`, `BRX`, `BSSY`, `CALL.REL`,
 //!   `WARPSYNC.COLLECTIVE`) and relocation addends against the kernel
-//!   (return addresses, jump tables) move to where their label went: a
-//!   target that was an `EXIT` becomes its first barrier;
+//!   (return addresses) move to where their label went: a target that was
+//!   an `EXIT` becomes its first barrier;
 //! - relocation offsets and the `*_INSTR_OFFSETS` attributes move with
 //!   their instruction (`EIATTR_EXIT_INSTR_OFFSETS` names the `EXIT`), the
-//!   branches of `EIATTR_INDIRECT_BRANCH_TARGETS` too, its targets as labels;
+//!   branches of `EIATTR_INDIRECT_BRANCH_TARGETS` too, its targets and the
+//!   jump tables in `.nv.constant2.<k>` as labels;
 //! - the symbol size, the `.debug_frame` address range and advances, the
 //!   line tables' address advances (`.debug_line`, `.nv_debug_line_sass`;
 //!   an advance a special opcode can no longer say becomes
-//!   `DW_LNS_advance_line`, `DW_LNS_advance_pc`, `DW_LNS_copy`);
-//! - the capsule (`.nv.capmerc.text.<k>`): each `EXIT`'s implicit instruction
-//!   gets a span of four with a `0x01` item naming its predicates, and the
-//!   trailer the new padding. The Mercury side (its symbol table,
+//!   `DW_LNS_advance_line`, `DW_LNS_advance_pc`, `DW_LNS_copy`), nvcc `-G`'s
+//!   register ranges (`.nv_debug_info_reg_sass`);
+//! - the capsule (`.nv.capmerc.text.<k>`, `capsule::edit`): an `EXIT`'s
+//!   implicit instruction gets a span with a `0x01` item naming its
+//!   predicates, spans over dropped or added instructions change, the
+//!   trailer counts the new padding. The Mercury side (its symbol table,
 //!   relocations, frames and line tables, in Mercury instruction units) does
 //!   not change.
 //!
 //! A kernel whose code is not understood here (another form of `EXIT`, a
-//! `RET`, a capsule item not measured, a line-table or frame operation that
-//! cannot be moved) keeps ptxas' code, as before this phase: valid, only
-//! not nvlink's (traced at debug level).
+//! `RET`, a control instruction, capsule item, line-table or frame operation
+//! not measured) keeps ptxas' code, as before this phase: valid, only not
+//! nvlink's (traced at debug level).
 
 use super::capsule;
 use super::load::{Image, ImageBytes};
@@ -44,7 +55,8 @@ use crate::arch::SmArch;
 use crate::cubin::eiattr::{EiAttr, EiFormat, Iter};
 use crate::cubin::{le, Cubin};
 use crate::elf::{
-    SHT_CUDA_CAPMERC_TEXT, SHT_CUDA_INFO, SHT_REL, SHT_RELA, STO_CUDA_ENTRY, STT_FUNC, STT_SECTION,
+    SHT_CUDA_CAPMERC_TEXT, SHT_CUDA_INFO, SHT_PROGBITS, SHT_REL, SHT_RELA, STO_CUDA_ENTRY,
+    STT_FUNC, STT_SECTION,
 };
 use crate::fxhash::{HashMap, HashSet};
 use rayon::prelude::*;
@@ -77,6 +89,12 @@ const OP_CALL_ABS: u64 = 0x943;
 const OP_CALL_INDIRECT: u64 = 0x343;
 const OP_WARPSYNC: u64 = 0x948;
 const OP_NOP: u64 = 0x918;
+const OP_MEMBAR: u64 = 0x992;
+/// `MEMBAR.ALL.CTA` (see [`membar_scope`]).
+const MEMBAR_ALL_CTA: u64 = 0x8;
+/// The words of `@!PT LDS RZ, [RZ]` (the second below the control field).
+const FILLER: u64 = 0x0000_0000_ffff_f984;
+const FILLER_HIGH: u64 = 0x800;
 /// Bit 86 (bit 22 of the second word): `WARPSYNC.COLLECTIVE`, which has a
 /// target (plain `WARPSYNC` has none).
 const WARPSYNC_TARGET_BIT: u64 = 1 << 22;
@@ -97,6 +115,8 @@ const BARRIERS: [(u64, u64); 3] = [
 /// Why a link gets exit barriers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    /// No `-g`, no `-G` object: no exit barriers change.
+    Plain,
     /// `-g`: every kernel gets [`Kind::Full`].
     Debug,
     /// An object built with `-G` is linked (without `-g`): kernels that call
@@ -158,55 +178,56 @@ const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
 /// Why a kernel keeps ptxas' code.
 type Skip = &'static str;
 
-/// Rewrites, in place, the images whose kernels' exit barriers change in a
-/// link for `arch` (`debug`: `-g`; otherwise only links with a `-G` object
-/// change). Images that do not parse are left for the parse phase to report.
-pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool) {
+/// Rewrites, in place, the images whose kernels nvlink's finalizer changes
+/// in a link for `arch` (`debug`: `-g`; `relocatable`: `-r`): exit barriers
+/// in `-g` links and links with a `-G` object, fences of kernels that do not
+/// call in final links without `-g`. Images that do not parse are left for
+/// the parse phase to report.
+pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocatable: bool) {
     if !arch.is_blackwell_or_later() {
         return;
     }
-    let _span = tracing::info_span!("exit_barriers").entered();
+    let _span = tracing::info_span!("refinalize").entered();
     // Most links have no -G object: tell that from the section headers,
     // without parsing every image twice.
-    if !debug
-        && !images.par_iter().any(|i| {
-            quick_marked(i.bytes()).unwrap_or_else(|| {
+    let mode = if debug {
+        Mode::Debug
+    } else if images.par_iter().any(|i| {
+        quick_scan(i.bytes()).map_or_else(
+            || {
                 Cubin::parse(i.bytes())
                     .ok()
                     .is_some_and(|c| gen_errbar_at_exit(&c))
-            })
-        })
-    {
+            },
+            |s| s.marked,
+        )
+    }) {
+        Mode::DebugCode
+    } else {
+        Mode::Plain
+    };
+    let fences = !debug && !relocatable;
+    if mode == Mode::Plain && !fences {
         return;
     }
-    let rewritten: Vec<Option<Vec<u8>>> = {
-        let cubins: Vec<Option<Cubin<'_>>> = images
-            .par_iter()
-            .map(|i| Cubin::parse(i.bytes()).ok())
-            .collect();
-        // Every kernel: `-G` ones too, whose barriers may be more than a
-        // leaf kernel keeps.
-        let kernels: Vec<Vec<u32>> = cubins
-            .iter()
-            .map(|c| {
-                c.as_ref()
-                    .map(|c| kernel_sections(c).collect())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let mode = if debug { Mode::Debug } else { Mode::DebugCode };
-        cubins
-            .par_iter()
-            .zip(kernels)
-            .map(|(c, k)| match c {
-                Some(c) if !k.is_empty() => rewrite(c, &k, mode),
-                _ => None,
-            })
-            .collect()
-    };
+    let rewritten: Vec<Option<Vec<u8>>> = images
+        .par_iter()
+        .map(|image| {
+            // Without barriers to change, only images with a MEMBAR in
+            // their code.
+            if mode == Mode::Plain && quick_scan(image.bytes()).is_some_and(|s| !s.membar) {
+                return None;
+            }
+            let cubin = Cubin::parse(image.bytes()).ok()?;
+            // Every kernel: `-G` ones too, whose barriers may be more than a
+            // leaf kernel keeps.
+            let kernels: Vec<u32> = kernel_sections(&cubin).collect();
+            rewrite(&cubin, &kernels, mode, fences)
+        })
+        .collect();
     for (image, new) in images.iter_mut().zip(rewritten) {
         if let Some(bytes) = new {
-            tracing::debug!(image = %image.name, "exit barriers added");
+            tracing::debug!(image = %image.name, "re-finalized kernels");
             image.bytes = ImageBytes::Owned(bytes);
         }
     }
@@ -223,11 +244,20 @@ fn gen_errbar_at_exit(cubin: &Cubin<'_>) -> bool {
         .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT))
 }
 
-/// [`gen_errbar_at_exit`] read straight from the section headers of an
-/// ELF64 image; `None` when they are not plainly there (extended section
-/// numbering, anything out of bounds): then the caller parses the image.
-fn quick_marked(b: &[u8]) -> Option<bool> {
+/// What [`quick_scan`] tells about an image.
+struct Scan {
+    /// [`gen_errbar_at_exit`].
+    marked: bool,
+    /// Some code section holds a `MEMBAR`.
+    membar: bool,
+}
+
+/// [`Scan`] read straight from the section headers of an ELF64 image;
+/// `None` when they are not plainly there (extended section numbering,
+/// anything out of bounds): then the caller parses the image.
+fn quick_scan(b: &[u8]) -> Option<Scan> {
     const SHDR: usize = 64;
+    const SHF_EXECINSTR: u64 = 4;
     let shoff = usize::try_from(le::u64(b, 0x28)?).ok()?;
     let shnum = usize::from(le::u16(b, 0x3c)?);
     let shstrndx = usize::from(le::u16(b, 0x3e)?);
@@ -243,22 +273,26 @@ fn quick_marked(b: &[u8]) -> Option<bool> {
     };
     let names = range(header(shstrndx)?)?;
     const NAME: &[u8] = b".nv.info\0";
+    let mut scan = Scan {
+        marked: false,
+        membar: false,
+    };
     for i in 0..shnum {
         let h = header(i)?;
-        if le::u32(b, h + 4)? != SHT_CUDA_INFO {
-            continue;
+        let sh_type = le::u32(b, h + 4)?;
+        if sh_type == SHT_CUDA_INFO {
+            let name = names.start.checked_add(le::u32(b, h)? as usize)?;
+            if b.get(name..name + NAME.len()) == Some(NAME) {
+                scan.marked |= Iter::<EiAttr>::new(&b[range(h)?])
+                    .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT));
+            }
+        } else if sh_type == SHT_PROGBITS && le::u64(b, h + 8)? & SHF_EXECINSTR != 0 {
+            scan.membar |= b[range(h)?]
+                .chunks_exact(SLOT as usize)
+                .any(|w| u64::from(u16::from_le_bytes([w[0], w[1]])) & OPCODE == OP_MEMBAR);
         }
-        let name = names.start.checked_add(le::u32(b, h)? as usize)?;
-        if b.get(name..name + NAME.len()) != Some(NAME) {
-            continue;
-        }
-        let data = &b[range(h)?];
-        return Some(
-            Iter::<EiAttr>::new(data)
-                .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT)),
-        );
     }
-    Some(false)
+    Some(scan)
 }
 
 /// The text sections of the kernels `cubin` defines.
@@ -469,6 +503,18 @@ struct KernelText {
     trailer: u32,
 }
 
+/// `@!PT LDS RZ, [RZ]`, the filler ptxas puts in front of a fence in
+/// `-rdc` code (any scheduling control).
+fn is_filler((w0, w1): (u64, u64)) -> bool {
+    w0 == FILLER && w1 & BELOW_CONTROL == FILLER_HIGH
+}
+
+/// A `MEMBAR`'s semantics and scope (bits 76–79): bit 3 `.ALL` (else
+/// `.SC`), bits 0–2 the scope (0 CTA, 2 GPU, 3 SYS, 5 VC).
+fn membar_scope(w1: u64) -> u64 {
+    (w1 >> 12) & 0xf
+}
+
 /// The barriers in front of the `EXIT` in slot `i`: those of `kind` whose
 /// words (opcode, guard) are there.
 fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bool {
@@ -483,7 +529,7 @@ fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bo
 
 /// The kernel text `old` with the barriers `mode` asks for in front of each
 /// `EXIT`; `Ok(None)` when every `EXIT` has them already.
-fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
+fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, Skip> {
     if old.is_empty() || !(old.len() as u64).is_multiple_of(SLOT) {
         return Err("text is not whole instructions");
     }
@@ -496,11 +542,12 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
         )
     });
     let kind = match mode {
-        Mode::Debug => Kind::Full,
-        Mode::DebugCode if calls => Kind::Full,
-        Mode::DebugCode => Kind::Errbar,
+        Mode::Plain => None,
+        Mode::Debug => Some(Kind::Full),
+        Mode::DebugCode if calls => Some(Kind::Full),
+        Mode::DebugCode => Some(Kind::Errbar),
     };
-    let membar = SLOT;
+    let membar_bytes = SLOT;
     let mut edits = Vec::new();
     // (slot, what is inserted before it) and (slot, change) for the capsule.
     let mut inserts: Vec<(usize, &[(u64, u64)])> = Vec::new();
@@ -510,7 +557,8 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
         let (w0, w1) = at(i);
         match w0 & OPCODE {
             OP_RET => return Err("kernel with a RET"),
-            OP_EXIT => {
+            OP_EXIT if kind.is_some() => {
+                let Some(kind) = kind else { continue };
                 if !plain_exit(w0, w1) {
                     return Err("an EXIT form not measured");
                 }
@@ -539,10 +587,10 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
                         let first = i - BARRIERS.len();
                         edits.push(Edit::Remove {
                             at: first as u64 * SLOT,
-                            bytes: membar,
+                            bytes: membar_bytes,
                         });
                         removed.push(first);
-                        capsule.push((first as u32, capsule::Change::Span(3)));
+                        capsule.push((first as u32, capsule::Change::Drop));
                     }
                     (Some(_), _) => {
                         // Two where three are due: MEMBAR.SC.VC before the
@@ -550,14 +598,51 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
                         let first = i - Kind::Errbar.barriers().len();
                         edits.push(Edit::Insert {
                             at: first as u64 * SLOT,
-                            bytes: membar,
+                            bytes: membar_bytes,
                         });
                         inserts.push((first, &BARRIERS[..1]));
-                        capsule.push((first as u32, capsule::Change::Span(4)));
+                        capsule.push((first as u32, capsule::Change::Grow));
                     }
                 }
             }
             _ => {}
+        }
+    }
+    // Fences of kernels that do not call, in final links without -g: the
+    // fillers and the CTA-wide MEMBAR ptxas writes for -rdc code go (what
+    // whole-program ptxas writes; measured on __threadfence(),
+    // __threadfence_system(), __threadfence_block(), fence.acq_rel.gpu/.sys,
+    // fence.sc.cta, fence.proxy.async and release reductions).
+    if fences && !calls {
+        let membar = |i: usize| i < slots && at(i).0 & OPCODE == OP_MEMBAR;
+        let mut i = 0;
+        while i < slots {
+            if is_filler(at(i)) {
+                let run = (i..slots).take_while(|&k| is_filler(at(k))).count();
+                if membar(i + run) {
+                    edits.push(Edit::Remove {
+                        at: i as u64 * SLOT,
+                        bytes: run as u64 * SLOT,
+                    });
+                    removed.extend(i..i + run);
+                    capsule.extend((i..i + run).map(|k| (k as u32, capsule::Change::Drop)));
+                }
+                i += run;
+                continue;
+            }
+            let (w0, w1) = at(i);
+            if membar(i) && membar_scope(w1) == MEMBAR_ALL_CTA && membar(i + 1) {
+                let (n0, n1) = at(i + 1);
+                if n0 & GUARD == w0 & GUARD && matches!(membar_scope(n1) & 7, 2 | 3) {
+                    edits.push(Edit::Remove {
+                        at: i as u64 * SLOT,
+                        bytes: SLOT,
+                    });
+                    removed.push(i);
+                    capsule.push((i as u32, capsule::Change::Drop));
+                }
+            }
+            i += 1;
         }
     }
     if edits.is_empty() {
@@ -579,6 +664,8 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     }
     edits.sort_by_key(|e| e.at());
     capsule.sort_by_key(|c| c.0);
+    inserts.sort_by_key(|(s, _)| *s);
+    removed.sort_unstable();
     let mut moves = Moves {
         edits,
         old_size,
@@ -594,7 +681,8 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
     for i in 0..=last {
         let o = i as u64 * SLOT;
         let (mut w0, mut w1) = at(i);
-        if let Some((_, words)) = inserts.iter().find(|(s, _)| *s == i) {
+        if let Ok(k) = inserts.binary_search_by_key(&i, |(s, _)| *s) {
+            let words = inserts[k].1;
             // The guard of the EXIT the barriers stand before.
             let exit = (i..slots)
                 .find(|&k| at(k).0 & OPCODE == OP_EXIT)
@@ -603,7 +691,7 @@ fn new_text(old: &[u8], mode: Mode) -> Result<Option<KernelText>, Skip> {
                 push(&mut text, (b.0 | (exit & GUARD), b.1));
             }
         }
-        if removed.contains(&i) {
+        if removed.binary_search(&i).is_ok() {
             continue;
         }
         if let Some(field) = target_field(w0, w1)? {
@@ -652,7 +740,7 @@ impl Work<'_, '_> {
 
 /// The new bytes of `cubin` with barriers in the kernels of `kernels`
 /// (text section indices), or `None` when no kernel changes.
-fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode) -> Option<Vec<u8>> {
+fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Option<Vec<u8>> {
     let mut work = Work {
         cubin,
         new: HashMap::default(),
@@ -664,7 +752,7 @@ fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode) -> Option<Vec<u8>> {
             continue;
         }
         let name = cubin.sections.get(t as usize).map_or("", |s| s.name);
-        let text = match new_text(work.data(t), mode) {
+        let text = match new_text(work.data(t), mode, fences) {
             Ok(Some(k)) => k,
             Ok(None) => continue,
             Err(why) => {
