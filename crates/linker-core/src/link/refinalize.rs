@@ -112,7 +112,8 @@ const BARRIERS: [(u64, u64); 3] = [
     (0x09ab, 0x000f_c000_0000_0000),
     (0x05ab, 0x000f_ec00_0000_0000),
 ];
-/// Why a link gets exit barriers.
+
+/// What a link asks of the kernels' exit barriers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     /// No `-g`, no `-G` object: no exit barriers change.
@@ -142,6 +143,7 @@ impl Kind {
         }
     }
 }
+
 /// `NOP`, the padding after the final `BRA`.
 const NOP: (u64, u64) = (0x7918, 0x000f_c000_0000_0000);
 /// ptxas pads a function's text to this multiple, at least this far past
@@ -528,7 +530,8 @@ fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bo
 }
 
 /// The kernel text `old` with the barriers `mode` asks for in front of each
-/// `EXIT`; `Ok(None)` when every `EXIT` has them already.
+/// `EXIT` and, with `fences`, a leaf kernel's fence padding gone; `Ok(None)`
+/// when nothing changes.
 fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, Skip> {
     if old.is_empty() || !(old.len() as u64).is_multiple_of(SLOT) {
         return Err("text is not whole instructions");
@@ -557,7 +560,7 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
         let (w0, w1) = at(i);
         match w0 & OPCODE {
             OP_RET => return Err("kernel with a RET"),
-            OP_EXIT if kind.is_some() => {
+            OP_EXIT => {
                 let Some(kind) = kind else { continue };
                 if !plain_exit(w0, w1) {
                     return Err("an EXIT form not measured");
@@ -717,33 +720,41 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
     }))
 }
 
-/// The sections of one image being rewritten: new contents by index.
+/// The sections of one image being rewritten: new contents by index, those
+/// of the kernel being edited apart until it is done (all or nothing).
 struct Work<'a, 'd> {
     cubin: &'a Cubin<'d>,
     new: HashMap<u32, Vec<u8>>,
+    pending: HashMap<u32, Vec<u8>>,
 }
 
 impl Work<'_, '_> {
     fn data(&self, i: u32) -> &[u8] {
-        match self.new.get(&i) {
+        match self.pending.get(&i).or_else(|| self.new.get(&i)) {
             Some(d) => d,
             None => self.cubin.sections[i as usize].data,
         }
     }
     fn data_mut(&mut self, i: u32) -> &mut Vec<u8> {
-        let cubin = self.cubin;
-        self.new
-            .entry(i)
-            .or_insert_with(|| cubin.sections[i as usize].data.to_vec())
+        if !self.pending.contains_key(&i) {
+            let copy = self.data(i).to_vec();
+            self.pending.insert(i, copy);
+        }
+        self.pending.entry(i).or_default()
+    }
+    /// Keeps the edits of the kernel just done.
+    fn commit(&mut self) {
+        self.new.extend(self.pending.drain());
     }
 }
 
-/// The new bytes of `cubin` with barriers in the kernels of `kernels`
-/// (text section indices), or `None` when no kernel changes.
+/// The new bytes of `cubin` with the kernels of `kernels` (text section
+/// indices) re-finalized, or `None` when no kernel changes.
 fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Option<Vec<u8>> {
     let mut work = Work {
         cubin,
         new: HashMap::default(),
+        pending: HashMap::default(),
     };
     let mut changed = false;
     let mut done: HashSet<u32> = HashSet::default();
@@ -756,17 +767,18 @@ fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Opti
             Ok(Some(k)) => k,
             Ok(None) => continue,
             Err(why) => {
-                tracing::debug!(section = name, why, "exit barriers not added");
+                tracing::debug!(section = name, why, "kernel kept as ptxas wrote it");
                 continue;
             }
         };
-        // All or nothing per kernel.
-        let saved = work.new.clone();
         match edit_kernel(&mut work, t, text) {
-            Ok(()) => changed = true,
+            Ok(()) => {
+                work.commit();
+                changed = true;
+            }
             Err(why) => {
-                tracing::debug!(section = name, why, "exit barriers not added");
-                work.new = saved;
+                tracing::debug!(section = name, why, "kernel kept as ptxas wrote it");
+                work.pending.clear();
             }
         }
     }
