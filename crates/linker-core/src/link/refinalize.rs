@@ -118,11 +118,12 @@ const BARRIERS: [(u64, u64); 3] = [
 enum Mode {
     /// No `-g`, no `-G` object: no exit barriers change.
     Plain,
-    /// `-g`: every kernel gets [`Kind::Full`].
+    /// `-g`, or `-r` with a `-G` object: every kernel gets [`Kind::Full`].
     Debug,
-    /// An object built with `-G` is linked (without `-g`): kernels that call
-    /// get [`Kind::Full`], leaf kernels [`Kind::Errbar`] (measured: a kernel
-    /// calling a `-G` function or one of its own object, and a leaf kernel).
+    /// An object built with `-G` is linked (without `-g`, final link):
+    /// kernels that call get [`Kind::Full`], leaf kernels [`Kind::Errbar`]
+    /// (measured: a kernel calling a `-G` function or one of its own
+    /// object, and a leaf kernel).
     DebugCode,
 }
 
@@ -192,18 +193,23 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     let _span = tracing::info_span!("refinalize").entered();
     // Most links have no -G object: tell that from the section headers,
     // without parsing every image twice.
-    let mode = if debug {
+    let marked = !debug
+        && images.par_iter().any(|i| {
+            quick_scan(i.bytes()).map_or_else(
+                || {
+                    Cubin::parse(i.bytes())
+                        .ok()
+                        .is_some_and(|c| gen_errbar_at_exit(&c))
+                },
+                |s| s.marked,
+            )
+        });
+    // In a -r link with a -G object every kernel gets the three barriers,
+    // leaf kernels too (measured: the final link of that output takes the
+    // MEMBAR.SC.VC off them again).
+    let mode = if debug || (marked && relocatable) {
         Mode::Debug
-    } else if images.par_iter().any(|i| {
-        quick_scan(i.bytes()).map_or_else(
-            || {
-                Cubin::parse(i.bytes())
-                    .ok()
-                    .is_some_and(|c| gen_errbar_at_exit(&c))
-            },
-            |s| s.marked,
-        )
-    }) {
+    } else if marked {
         Mode::DebugCode
     } else {
         Mode::Plain
