@@ -272,6 +272,10 @@ fn quick_scan(b: &[u8]) -> Option<Scan> {
     if b.get(4) != Some(&2) || usize::from(le::u16(b, 0x3a)?) != SHDR || shnum == 0 {
         return None;
     }
+    // The whole header table in the file: every header field below is.
+    if shoff.checked_add(shnum.checked_mul(SHDR)?)? > b.len() {
+        return None;
+    }
     let header = |i: usize| shoff.checked_add(i.checked_mul(SHDR)?);
     let range = |h: usize| -> Option<std::ops::Range<usize>> {
         let off = usize::try_from(le::u64(b, h + 0x18)?).ok()?;
@@ -340,7 +344,7 @@ struct Moves {
 impl Moves {
     fn map(&self, o: u64, label: bool) -> u64 {
         if o >= self.old_size {
-            return o - self.old_size + self.new_size;
+            return (o - self.old_size).saturating_add(self.new_size);
         }
         let mut shift: i64 = 0;
         for &e in &self.edits {
@@ -357,14 +361,14 @@ impl Moves {
                         shift -= bytes as i64;
                     } else if o >= at {
                         // Inside what was dropped: where it was.
-                        return (at as i64 + shift) as u64;
+                        return at.wrapping_add_signed(shift);
                     } else {
                         break;
                     }
                 }
             }
         }
-        (o as i64 + shift) as u64
+        o.wrapping_add_signed(shift)
     }
     /// The new offset of the instruction at `o` (an `EXIT` moves behind its
     /// barriers).
@@ -765,7 +769,11 @@ fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Opti
     let mut changed = false;
     let mut done: HashSet<u32> = HashSet::default();
     for &t in kernels {
-        if !done.insert(t) {
+        let is_text = cubin
+            .sections
+            .get(t as usize)
+            .is_some_and(|s| s.sh_type == SHT_PROGBITS);
+        if !is_text || !done.insert(t) {
             continue;
         }
         let name = cubin.sections.get(t as usize).map_or("", |s| s.name);
@@ -827,9 +835,9 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
             let value = le::u64(data, at + 8).ok_or("symbol table")?;
             let size = le::u64(data, at + 16).ok_or("symbol table")?;
             let start = moves.label(value);
-            let end = moves.label(value + size);
+            let end = moves.label(value.saturating_add(size));
             data[at + 8..at + 16].copy_from_slice(&start.to_le_bytes());
-            data[at + 16..at + 24].copy_from_slice(&(end - start).to_le_bytes());
+            data[at + 16..at + 24].copy_from_slice(&end.saturating_sub(start).to_le_bytes());
         }
     }
     // Relocations: offsets in the text move with their instruction; addends
@@ -1055,7 +1063,11 @@ fn jump_tables(
     {
         let (start, len) = (sym.value as usize, sym.size as usize);
         let data = work.data(bank.index);
-        let Some(words) = data.get(start..start + len).filter(|_| len % 4 == 0) else {
+        let Some(words) = start
+            .checked_add(len)
+            .and_then(|end| data.get(start..end))
+            .filter(|_| len % 4 == 0)
+        else {
             continue;
         };
         let list: Vec<u32> = words
@@ -1123,6 +1135,9 @@ fn frames(
             .ok_or("frame")?;
         let is_cie = le::u64(data, body) == Some(u64::MAX);
         let loc_at = body + 8;
+        if !is_cie && loc_at + 16 > end {
+            return Err("frame");
+        }
         if is_cie {
             let mut p = body + 9;
             let version = *data.get(body + 8).ok_or("frame")?;
@@ -1190,9 +1205,10 @@ fn frame_advances(ins: &mut [u8], code_align: u64, moves: &Moves) -> Result<(), 
                 continue;
             }
         };
-        let delta = units * code_align;
-        let new = moves.label(loc + delta) - moves.label(loc);
-        loc += delta;
+        let delta = units.checked_mul(code_align).ok_or("frame advance")?;
+        let next = loc.checked_add(delta).ok_or("frame advance")?;
+        let new = moves.label(next).saturating_sub(moves.label(loc));
+        loc = next;
         if !new.is_multiple_of(code_align) {
             return Err("a frame advance off the code alignment");
         }
@@ -1342,7 +1358,10 @@ fn lines(
                             _ => {}
                         }
                     }
-                    DW_LNS_ADVANCE_PC => advance = Some(read_uleb(old, &mut p)? * min_len),
+                    DW_LNS_ADVANCE_PC => {
+                        let v = read_uleb(old, &mut p)?;
+                        advance = Some(v.checked_mul(min_len).ok_or("line advance")?);
+                    }
                     DW_LNS_CONST_ADD_PC => {
                         advance = Some((255 - u64::from(opcode_base)) / line_range * min_len)
                     }
@@ -1365,14 +1384,18 @@ fn lines(
             }
             match advance {
                 Some(delta) if ours => {
-                    let new = moves.label(addr + delta) - moves.label(addr);
-                    addr += delta;
+                    let next = addr.checked_add(delta).ok_or("line advance")?;
+                    let new = moves.label(next).saturating_sub(moves.label(addr));
+                    addr = next;
                     let units = new / min_len;
                     if new == delta {
                         out.extend_from_slice(&old[op_at..p]);
                     } else if let Some(line) = special_line {
-                        let code =
-                            (line - line_base) as u64 + line_range * units + u64::from(opcode_base);
+                        let code = line_range
+                            .checked_mul(units)
+                            .and_then(|c| c.checked_add((line - line_base) as u64))
+                            .and_then(|c| c.checked_add(u64::from(opcode_base)))
+                            .unwrap_or(u64::MAX);
                         if code <= 255 {
                             out.push(code as u8);
                         } else {
@@ -1393,7 +1416,7 @@ fn lines(
                 }
                 _ => {
                     if let Some(delta) = advance {
-                        addr += delta;
+                        addr = addr.checked_add(delta).ok_or("line advance")?;
                     }
                     pieces.push((op_at as u64, out.len() as u64));
                     out.extend_from_slice(&old[op_at..p]);
@@ -1450,6 +1473,63 @@ fn write_image(cubin: &Cubin<'_>, new: &HashMap<u32, Vec<u8>>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mutated copies of real objects (every byte of code and of what this
+    /// phase reads may be anything): the rewrite never panics, and what it
+    /// writes parses.
+    #[test]
+    fn mutated_objects_never_panic() {
+        let objects: [&[u8]; 4] = [
+            include_bytes!("../../../../tests/link/g_exit_lineinfo/a.sm_100.o"),
+            include_bytes!("../../../../tests/link/g_exit_lineinfo/b.sm_120.o"),
+            include_bytes!("../../../../tests/link/g_exit_mixed/b.sm_100.o"),
+            include_bytes!("../../../../tests/link/fence_refinalize/a.sm_120.o"),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut rewritten = 0;
+        for round in 0..3000 {
+            let original = objects[round % objects.len()];
+            let cubin = Cubin::parse(original).expect("fixture parses");
+            // The data of a section other than the tables the reader checks.
+            let targets: Vec<_> = cubin
+                .sections
+                .iter()
+                .filter(|s| {
+                    !s.data.is_empty()
+                        && !matches!(s.name, ".symtab" | ".strtab" | ".shstrtab")
+                        && !s.is_reloc()
+                })
+                .map(|s| (s.offset as usize, s.data.len()))
+                .collect();
+            let mut bytes = original.to_vec();
+            for _ in 0..1 + next() % 4 {
+                let (off, len) = targets[next() as usize % targets.len()];
+                let at = off + next() as usize % len;
+                bytes[at] = next() as u8;
+            }
+            let Ok(cubin) = Cubin::parse(&bytes) else {
+                continue;
+            };
+            let kernels: Vec<u32> = kernel_sections(&cubin).collect();
+            for (mode, fences) in [
+                (Mode::Debug, false),
+                (Mode::DebugCode, true),
+                (Mode::Plain, true),
+            ] {
+                if let Some(out) = rewrite(&cubin, &kernels, mode, fences) {
+                    rewritten += 1;
+                    Cubin::parse(&out).expect("a rewritten image parses");
+                }
+            }
+        }
+        assert!(rewritten > 1000, "too few rewrites exercised: {rewritten}");
+    }
 
     #[test]
     fn branch_fields_round_trip() {
