@@ -34,9 +34,10 @@
 //!   jump tables in `.nv.constant2.<k>` as labels;
 //! - the symbol size, the `.debug_frame` address range and advances, the
 //!   line tables' address advances (`.debug_line`, `.nv_debug_line_sass`;
-//!   an advance a special opcode can no longer say becomes
-//!   `DW_LNS_advance_line`, `DW_LNS_advance_pc`, `DW_LNS_copy`), nvcc `-G`'s
-//!   register ranges (`.nv_debug_info_reg_sass`);
+//!   a row whose advance changes is written as ptxas writes rows: a special
+//!   opcode for a one-instruction advance, else `DW_LNS_advance_line`,
+//!   `DW_LNS_advance_pc`, `DW_LNS_copy`), nvcc `-G`'s register ranges
+//!   (`.nv_debug_info_reg_sass`);
 //! - the capsule (`.nv.capmerc.text.<k>`, `capsule::edit`): an `EXIT`'s
 //!   implicit instruction gets a span with a `0x01` item naming its
 //!   predicates, spans over dropped or added instructions change, the
@@ -1330,6 +1331,38 @@ fn lines(
             let op_at = p;
             let op = old[p];
             p += 1;
+            // A row written as `DW_LNS_advance_line; DW_LNS_advance_pc;
+            // DW_LNS_copy` (no special opcode could say it): nvlink writes
+            // it again as ptxas would for its new advance, a special opcode
+            // when one fits (measured: fence padding gone from a -lineinfo
+            // CUB kernel).
+            if ours && op == DW_LNS_ADVANCE_LINE {
+                let mut q = p;
+                let line = read_sleb(old, &mut q)?;
+                if old.get(q) == Some(&DW_LNS_ADVANCE_PC) {
+                    let mut r = q + 1;
+                    let v = read_uleb(old, &mut r)?;
+                    if r < end && old[r] == DW_LNS_COPY {
+                        let delta = v.checked_mul(min_len).ok_or("line advance")?;
+                        let next = addr.checked_add(delta).ok_or("line advance")?;
+                        let new = moves.label(next).saturating_sub(moves.label(addr));
+                        addr = next;
+                        p = r + 1;
+                        if new == delta {
+                            out.extend_from_slice(&old[op_at..p]);
+                        } else {
+                            let header = LineHeader {
+                                min_len,
+                                line_base,
+                                line_range,
+                                opcode_base,
+                            };
+                            write_row(&mut out, header, line, new);
+                        }
+                        continue;
+                    }
+                }
+            }
             // The old advance of an address-moving opcode.
             let mut advance = None;
             let mut special_line = None;
@@ -1391,20 +1424,13 @@ fn lines(
                     if new == delta {
                         out.extend_from_slice(&old[op_at..p]);
                     } else if let Some(line) = special_line {
-                        let code = line_range
-                            .checked_mul(units)
-                            .and_then(|c| c.checked_add((line - line_base) as u64))
-                            .and_then(|c| c.checked_add(u64::from(opcode_base)))
-                            .unwrap_or(u64::MAX);
-                        if code <= 255 {
-                            out.push(code as u8);
-                        } else {
-                            out.push(DW_LNS_ADVANCE_LINE);
-                            write_sleb(&mut out, line);
-                            out.push(DW_LNS_ADVANCE_PC);
-                            write_sleb(&mut out, units as i64);
-                            out.push(DW_LNS_COPY);
-                        }
+                        let header = LineHeader {
+                            min_len,
+                            line_base,
+                            line_range,
+                            opcode_base,
+                        };
+                        write_row(&mut out, header, line, new);
                     } else if op == DW_LNS_FIXED_ADVANCE_PC {
                         out.push(op);
                         let new = u16::try_from(new).map_err(|_| "line advance")?;
@@ -1428,6 +1454,44 @@ fn lines(
         at = end;
     }
     Ok((out, pieces))
+}
+
+/// What re-encoding a line-table row needs of its unit's header.
+#[derive(Clone, Copy)]
+struct LineHeader {
+    min_len: u64,
+    line_base: i64,
+    line_range: u64,
+    opcode_base: u8,
+}
+
+/// A row `line` lines and `advance` bytes on, as ptxas and nvlink write
+/// one: a special opcode only for a one-instruction advance (16 bytes) and
+/// a line step the opcode can say, else `DW_LNS_advance_line;
+/// DW_LNS_advance_pc; DW_LNS_copy` (the advance as nvlink writes it, an
+/// SLEB128). Measured: every special opcode of ptxas' SASS line tables
+/// advances 16 bytes (a 0x50 advance with a line step of 5 is a triple);
+/// nvlink turns a triple whose advance becomes 16 into a special opcode and
+/// a special opcode whose advance grows into a triple.
+fn write_row(out: &mut Vec<u8>, h: LineHeader, line: i64, advance: u64) {
+    let units = advance / h.min_len;
+    let code = (line - h.line_base)
+        .try_into()
+        .ok()
+        .filter(|&l: &u64| l < h.line_range && advance == SLOT && SLOT.is_multiple_of(h.min_len))
+        .and_then(|l| h.line_range.checked_mul(units)?.checked_add(l))
+        .and_then(|c| c.checked_add(u64::from(h.opcode_base)))
+        .filter(|&c| c <= 255);
+    match code {
+        Some(c) => out.push(c as u8),
+        None => {
+            out.push(DW_LNS_ADVANCE_LINE);
+            write_sleb(out, line);
+            out.push(DW_LNS_ADVANCE_PC);
+            write_sleb(out, units as i64);
+            out.push(DW_LNS_COPY);
+        }
+    }
 }
 
 /// Where byte `o` of a line table went, given the copied pieces of
