@@ -284,6 +284,20 @@ impl CapsuleLayout {
     }
 }
 
+/// A two-byte item: `tag` in the low 7 bits, `count` SASS instructions
+/// above (`None` when the count does not fit).
+fn two_byte(tag: u16, count: u32) -> Option<[u8; 2]> {
+    u16::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(128))
+        .map(|v| (v | tag).to_le_bytes())
+}
+
+/// The span prefix standing for `count` SASS instructions (`51 02`: 4).
+pub(crate) fn span_prefix(count: u8) -> [u8; 2] {
+    (u16::from(count) << 7 | TAG_SPAN).to_le_bytes()
+}
+
 /// A change to the capsule, at a (old) SASS instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Change {
@@ -343,11 +357,7 @@ pub(crate) fn edit(
     for (i, ins) in instrs.iter().enumerate() {
         if i + 1 == n {
             // The trailer.
-            let v = u16::try_from(trailer)
-                .ok()
-                .and_then(|t| t.checked_mul(128))
-                .ok_or(CapsuleError::Inconsistent)?;
-            out.extend_from_slice(&(v | TAG_RUN).to_le_bytes());
+            out.extend_from_slice(&two_byte(TAG_RUN, trailer).ok_or(CapsuleError::Inconsistent)?);
             break;
         }
         if let Some(item) = items[i] {
@@ -358,17 +368,15 @@ pub(crate) fn edit(
             out.extend_from_slice(item);
         } else if spans[i] != 0 {
             let count = i64::from(ins.span) + spans[i];
-            if count == 1 {
-                out.extend_from_slice(&bytes[ins.record..ins.end]);
-            } else {
-                let v = u16::try_from(count)
+            if count != 1 {
+                let prefix = u32::try_from(count)
                     .ok()
                     .filter(|&c| c > 1)
-                    .and_then(|c| c.checked_mul(128))
+                    .and_then(|c| two_byte(TAG_SPAN, c))
                     .ok_or(CapsuleError::Inconsistent)?;
-                out.extend_from_slice(&(v | TAG_SPAN).to_le_bytes());
-                out.extend_from_slice(&bytes[ins.record..ins.end]);
+                out.extend_from_slice(&prefix);
             }
+            out.extend_from_slice(&bytes[ins.record..ins.end]);
         } else {
             out.extend_from_slice(&bytes[ins.start..ins.end]);
         }

@@ -152,10 +152,9 @@ const NOP: (u64, u64) = (0x7918, 0x000f_c000_0000_0000);
 /// the end of its final `BRA`.
 const PAD: u64 = 0x80;
 
-/// The capsule tag of a span prefix (`51 02`: four SASS instructions, an
-/// `EXIT` behind three barriers; `d1 01`: three) and the first bytes of the
-/// `EXIT`'s `0x01` item.
-const CAPSULE_SPAN: u16 = 0x51;
+/// The first bytes of the `0x01` capsule item of an `EXIT` behind its
+/// barriers (after its span prefix: `51 02`, four SASS instructions, behind
+/// three barriers; `d1 01` behind two).
 const CAPSULE_EXIT_ITEM: [u8; 4] = [0x01, 0x11, 0x00, 0x0a];
 
 /// The `*_INSTR_OFFSETS`-style attributes: lists of `u32` offsets of
@@ -193,18 +192,22 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     }
     let _span = tracing::info_span!("refinalize").entered();
     // Most links have no -G object: tell that from the section headers,
-    // without parsing every image twice.
-    let marked = !debug
-        && images.par_iter().any(|i| {
-            quick_scan(i.bytes()).map_or_else(
-                || {
-                    Cubin::parse(i.bytes())
-                        .ok()
-                        .is_some_and(|c| gen_errbar_at_exit(&c))
-                },
-                |s| s.marked,
-            )
-        });
+    // without parsing every image twice; one scan per image, which also
+    // says whether its code has a fence.
+    let scans: Vec<Option<Scan>> = if debug {
+        Vec::new()
+    } else {
+        images.par_iter().map(|i| quick_scan(i.bytes())).collect()
+    };
+    let marked = images.par_iter().zip(&scans).any(|(i, s)| match s {
+        Some(s) => s.marked,
+        None => Cubin::parse(i.bytes()).ok().is_some_and(|c| {
+            c.sections
+                .iter()
+                .filter(|s| s.sh_type == SHT_CUDA_INFO && s.name == ".nv.info")
+                .any(|s| gen_errbar_at_exit(s.data))
+        }),
+    });
     // In a -r link with a -G object every kernel gets the three barriers,
     // leaf kernels too (measured: the final link of that output takes the
     // MEMBAR.SC.VC off them again).
@@ -221,10 +224,14 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     }
     let rewritten: Vec<Option<Vec<u8>>> = images
         .par_iter()
-        .map(|image| {
+        .enumerate()
+        .map(|(k, image)| {
             // Without barriers to change, only images with a MEMBAR in
             // their code.
-            if mode == Mode::Plain && quick_scan(image.bytes()).is_some_and(|s| !s.membar) {
+            let no_fence = scans
+                .get(k)
+                .is_some_and(|s| s.as_ref().is_some_and(|s| !s.membar));
+            if mode == Mode::Plain && no_fence {
                 return None;
             }
             let cubin = Cubin::parse(image.bytes()).ok()?;
@@ -242,14 +249,10 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     }
 }
 
-/// Whether `cubin` was built with `-G`: its `.nv.info` says
-/// `EIATTR_GEN_ERRBAR_AT_EXIT`.
-fn gen_errbar_at_exit(cubin: &Cubin<'_>) -> bool {
-    cubin
-        .sections
-        .iter()
-        .filter(|s| s.sh_type == SHT_CUDA_INFO && s.name == ".nv.info")
-        .flat_map(|s| Iter::<EiAttr>::new(s.data))
+/// Whether an object was built with `-G`: its `.nv.info` (these bytes)
+/// says `EIATTR_GEN_ERRBAR_AT_EXIT`.
+fn gen_errbar_at_exit(nv_info: &[u8]) -> bool {
+    Iter::<EiAttr>::new(nv_info)
         .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT))
 }
 
@@ -296,8 +299,7 @@ fn quick_scan(b: &[u8]) -> Option<Scan> {
         if sh_type == SHT_CUDA_INFO {
             let name = names.start.checked_add(le::u32(b, h)? as usize)?;
             if b.get(name..name + NAME.len()) == Some(NAME) {
-                scan.marked |= Iter::<EiAttr>::new(&b[range(h)?])
-                    .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT));
+                scan.marked |= gen_errbar_at_exit(&b[range(h)?]);
             }
         } else if sh_type == SHT_PROGBITS && le::u64(b, h + 8)? & SHF_EXECINSTR != 0 {
             scan.membar |= b[range(h)?]
@@ -486,8 +488,7 @@ fn capsule_predicate(reg: u64) -> u8 {
 fn capsule_item(kind: Kind, w0: u64, w1: u64) -> Vec<u8> {
     let guard = (w0 >> GUARD_SHIFT) & 0xf;
     let operand = (w1 >> EXIT_OPERAND_SHIFT) & 0xf;
-    let span = (kind.barriers().len() as u16 + 1) << 7 | CAPSULE_SPAN;
-    let mut item = span.to_le_bytes().to_vec();
+    let mut item = capsule::span_prefix(kind.barriers().len() as u8 + 1).to_vec();
     item.extend_from_slice(&CAPSULE_EXIT_ITEM);
     item.extend_from_slice(&[
         capsule_predicate(guard) | (guard >> 3) as u8,
@@ -561,7 +562,6 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
         Mode::DebugCode if calls => Some(Kind::Full),
         Mode::DebugCode => Some(Kind::Errbar),
     };
-    let membar_bytes = SLOT;
     let mut edits = Vec::new();
     // (slot, what is inserted before it) and (slot, change) for the capsule.
     let mut inserts: Vec<(usize, &[(u64, u64)])> = Vec::new();
@@ -601,7 +601,7 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
                         let first = i - BARRIERS.len();
                         edits.push(Edit::Remove {
                             at: first as u64 * SLOT,
-                            bytes: membar_bytes,
+                            bytes: SLOT,
                         });
                         removed.push(first);
                         capsule.push((first as u32, capsule::Change::Drop));
@@ -612,7 +612,7 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
                         let first = i - Kind::Errbar.barriers().len();
                         edits.push(Edit::Insert {
                             at: first as u64 * SLOT,
-                            bytes: membar_bytes,
+                            bytes: SLOT,
                         });
                         inserts.push((first, &BARRIERS[..1]));
                         capsule.push((first as u32, capsule::Change::Grow));
