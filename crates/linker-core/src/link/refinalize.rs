@@ -62,6 +62,8 @@ use crate::elf::{
 use crate::fxhash::{HashMap, HashSet};
 use rayon::prelude::*;
 
+mod scoreboards;
+
 /// Bytes of one SASS instruction.
 const SLOT: u64 = 16;
 /// The opcode bits of an instruction's first word.
@@ -80,6 +82,17 @@ const OP_YIELD: u64 = 0x946;
 const OP_BMOV_CLEAR: u64 = 0x355;
 const OP_BMOV: u64 = 0x356;
 const OP_BPT: u64 = 0x95c;
+/// `BREAK B<n>` (no target).
+const OP_BREAK: u64 = 0x942;
+const OP_KILL: u64 = 0x95b;
+/// `NANOSLEEP` with an immediate and with a register.
+const OP_NANOSLEEP: u64 = 0x95d;
+const OP_NANOSLEEP_REGISTER: u64 = 0x35d;
+/// `RPCMOV.32 Rpc.LO, R<n>` and `RPCMOV.32 R<n>, Rpc.LO` (ptxas uses the
+/// return-PC register as a spare 32-bit register; the immediate forms are
+/// not measured).
+const OP_RPCMOV_TO: u64 = 0x352;
+const OP_RPCMOV_FROM: u64 = 0x353;
 /// `WARPSYNC` with a register mask.
 const OP_WARPSYNC_REGISTER: u64 = 0x348;
 const OP_BRX: u64 = 0x949;
@@ -201,12 +214,9 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     };
     let marked = images.par_iter().zip(&scans).any(|(i, s)| match s {
         Some(s) => s.marked,
-        None => Cubin::parse(i.bytes()).ok().is_some_and(|c| {
-            c.sections
-                .iter()
-                .filter(|s| s.sh_type == SHT_CUDA_INFO && s.name == ".nv.info")
-                .any(|s| gen_errbar_at_exit(s.data))
-        }),
+        None => Cubin::parse(i.bytes())
+            .ok()
+            .is_some_and(|c| marked_image(&c)),
     });
     // In a -r link with a -G object every kernel gets the three barriers,
     // leaf kernels too (measured: the final link of that output takes the
@@ -218,6 +228,7 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     } else {
         Mode::Plain
     };
+    // Fences and scoreboards change in final links without -g.
     let fences = !debug && !relocatable;
     if mode == Mode::Plain && !fences {
         return;
@@ -226,19 +237,21 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
         .par_iter()
         .enumerate()
         .map(|(k, image)| {
-            // Without barriers to change, only images with a MEMBAR in
-            // their code.
-            let no_fence = scans
-                .get(k)
-                .is_some_and(|s| s.as_ref().is_some_and(|s| !s.membar));
-            if mode == Mode::Plain && no_fence {
+            // Without barriers to change, only images with a MEMBAR or a
+            // stack-pointer scoreboard in their code.
+            let scan = scans.get(k).and_then(Option::as_ref);
+            if mode == Mode::Plain
+                && scan.is_some_and(|s| !s.membar && (s.marked || !s.stack_scoreboard))
+            {
                 return None;
             }
             let cubin = Cubin::parse(image.bytes()).ok()?;
             // Every kernel: `-G` ones too, whose barriers may be more than a
-            // leaf kernel keeps.
+            // leaf kernel keeps. nvlink does not re-allocate the scoreboards
+            // of `-G` code (ptxas' `-O0` ones).
             let kernels: Vec<u32> = kernel_sections(&cubin).collect();
-            rewrite(&cubin, &kernels, mode, fences)
+            let scoreboards = fences && !scan.map_or_else(|| marked_image(&cubin), |s| s.marked);
+            rewrite(&cubin, &kernels, mode, fences, scoreboards)
         })
         .collect();
     for (image, new) in images.iter_mut().zip(rewritten) {
@@ -256,12 +269,25 @@ fn gen_errbar_at_exit(nv_info: &[u8]) -> bool {
         .any(|r| r.is_ok_and(|r| r.attr == EiAttr::EIATTR_GEN_ERRBAR_AT_EXIT))
 }
 
+/// Whether an object was built with `-G` ([`gen_errbar_at_exit`] in its
+/// `.nv.info`).
+fn marked_image(cubin: &Cubin<'_>) -> bool {
+    cubin
+        .sections
+        .iter()
+        .filter(|s| s.sh_type == SHT_CUDA_INFO && s.name == ".nv.info")
+        .any(|s| gen_errbar_at_exit(s.data))
+}
+
 /// What [`quick_scan`] tells about an image.
 struct Scan {
     /// [`gen_errbar_at_exit`].
     marked: bool,
     /// Some code section holds a `MEMBAR`.
     membar: bool,
+    /// Some code section may have its scoreboards re-allocated
+    /// ([`scoreboards::candidate`]).
+    stack_scoreboard: bool,
 }
 
 /// [`Scan`] read straight from the section headers of an ELF64 image;
@@ -292,6 +318,7 @@ fn quick_scan(b: &[u8]) -> Option<Scan> {
     let mut scan = Scan {
         marked: false,
         membar: false,
+        stack_scoreboard: false,
     };
     for i in 0..shnum {
         let h = header(i)?;
@@ -302,9 +329,11 @@ fn quick_scan(b: &[u8]) -> Option<Scan> {
                 scan.marked |= gen_errbar_at_exit(&b[range(h)?]);
             }
         } else if sh_type == SHT_PROGBITS && le::u64(b, h + 8)? & SHF_EXECINSTR != 0 {
-            scan.membar |= b[range(h)?]
+            let code = &b[range(h)?];
+            scan.membar |= code
                 .chunks_exact(SLOT as usize)
                 .any(|w| u64::from(u16::from_le_bytes([w[0], w[1]])) & OPCODE == OP_MEMBAR);
+            scan.stack_scoreboard |= scoreboards::candidate(code);
         }
     }
     Some(scan)
@@ -412,7 +441,10 @@ fn is_control(op: u64) -> bool {
 /// when it has none; an error for a control instruction not measured
 /// (its kernel keeps ptxas' code). Checked against nvdisasm 13.2.86's
 /// targets on every branch of the fixtures and a CUB/Thrust program
-/// (about 4500 at sm_100 and sm_120).
+/// (about 4500 at sm_100 and sm_120); the forms without a target were
+/// listed from nvdisasm's reading of every opcode of the family (`LEPC`
+/// with an offset is PC-relative, `JMP`/`JMX`, `RET` and the immediate
+/// `RPCMOV`/`BMOV` forms are not measured).
 fn target_field(w0: u64, w1: u64) -> Result<Option<Field>, Skip> {
     let op = w0 & OPCODE;
     if !is_control(op) {
@@ -422,8 +454,22 @@ fn target_field(w0: u64, w1: u64) -> Result<Option<Field>, Skip> {
         OP_BRA | OP_BRA_UNIFORM | OP_BRX | OP_CALL_REL => Some(Field::Split),
         OP_WARPSYNC | OP_WARPSYNC_REGISTER if w1 & WARPSYNC_TARGET_BIT != 0 => Some(Field::Split),
         OP_BSSY => Some(Field::High),
-        OP_WARPSYNC | OP_WARPSYNC_REGISTER | OP_BSYNC | OP_CALL_ABS | OP_CALL_INDIRECT
-        | OP_YIELD | OP_EXIT | OP_BMOV_CLEAR | OP_BMOV | OP_BPT => None,
+        OP_WARPSYNC
+        | OP_WARPSYNC_REGISTER
+        | OP_BSYNC
+        | OP_CALL_ABS
+        | OP_CALL_INDIRECT
+        | OP_YIELD
+        | OP_EXIT
+        | OP_BMOV_CLEAR
+        | OP_BMOV
+        | OP_BPT
+        | OP_BREAK
+        | OP_KILL
+        | OP_NANOSLEEP
+        | OP_NANOSLEEP_REGISTER
+        | OP_RPCMOV_TO
+        | OP_RPCMOV_FROM => None,
         _ => return Err("a control instruction not measured"),
     })
 }
@@ -760,8 +806,15 @@ impl Work<'_, '_> {
 }
 
 /// The new bytes of `cubin` with the kernels of `kernels` (text section
-/// indices) re-finalized, or `None` when no kernel changes.
-fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Option<Vec<u8>> {
+/// indices) re-finalized (`scoreboards`: their scoreboards re-allocated
+/// too), or `None` when no kernel changes.
+fn rewrite(
+    cubin: &Cubin<'_>,
+    kernels: &[u32],
+    mode: Mode,
+    fences: bool,
+    scoreboards: bool,
+) -> Option<Vec<u8>> {
     let mut work = Work {
         cubin,
         new: HashMap::default(),
@@ -778,22 +831,32 @@ fn rewrite(cubin: &Cubin<'_>, kernels: &[u32], mode: Mode, fences: bool) -> Opti
             continue;
         }
         let name = cubin.sections.get(t as usize).map_or("", |s| s.name);
-        let text = match new_text(work.data(t), mode, fences) {
-            Ok(Some(k)) => k,
-            Ok(None) => continue,
-            Err(why) => {
-                tracing::debug!(section = name, why, "kernel kept as ptxas wrote it");
-                continue;
-            }
-        };
-        match edit_kernel(&mut work, t, text) {
-            Ok(()) => {
-                work.commit();
-                changed = true;
-            }
-            Err(why) => {
-                tracing::debug!(section = name, why, "kernel kept as ptxas wrote it");
-                work.pending.clear();
+        match new_text(work.data(t), mode, fences) {
+            Ok(Some(text)) => match edit_kernel(&mut work, t, text) {
+                Ok(()) => {
+                    work.commit();
+                    changed = true;
+                }
+                Err(why) => {
+                    tracing::debug!(section = name, why, "kernel kept as ptxas wrote it");
+                    work.pending.clear();
+                }
+            },
+            Ok(None) => {}
+            Err(why) => tracing::debug!(section = name, why, "kernel kept as ptxas wrote it"),
+        }
+        // Then the scoreboards of the (edited) code.
+        if scoreboards {
+            match scoreboards::reallocate(work.data(t)) {
+                Ok(Some(text)) => {
+                    *work.data_mut(t) = text;
+                    work.commit();
+                    changed = true;
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    tracing::debug!(section = name, why, "scoreboards kept as ptxas wrote them");
+                }
             }
         }
     }
@@ -1543,11 +1606,13 @@ mod tests {
     /// writes parses.
     #[test]
     fn mutated_objects_never_panic() {
-        let objects: [&[u8]; 4] = [
+        let objects: [&[u8]; 6] = [
             include_bytes!("../../../../tests/link/g_exit_lineinfo/a.sm_100.o"),
             include_bytes!("../../../../tests/link/g_exit_lineinfo/b.sm_120.o"),
             include_bytes!("../../../../tests/link/g_exit_mixed/b.sm_100.o"),
             include_bytes!("../../../../tests/link/fence_refinalize/a.sm_120.o"),
+            include_bytes!("../../../../tests/link/sb_realloc/a.sm_100.o"),
+            include_bytes!("../../../../tests/link/sb_realloc/a.sm_120.o"),
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -1586,7 +1651,7 @@ mod tests {
                 (Mode::DebugCode, true),
                 (Mode::Plain, true),
             ] {
-                if let Some(out) = rewrite(&cubin, &kernels, mode, fences) {
+                if let Some(out) = rewrite(&cubin, &kernels, mode, fences, fences) {
                     rewritten += 1;
                     Cubin::parse(&out).expect("a rewritten image parses");
                 }
@@ -1623,10 +1688,15 @@ mod tests {
         // Plain WARPSYNC has no target.
         assert_eq!(target_field(0x7948, 0x000f_ea00_0380_0000), Ok(None));
         // `BRA.U !UP0` and `WARPSYNC.COLLECTIVE R46` have targets too;
-        // `BREAK` is not measured.
+        // `BREAK`, `NANOSLEEP` and `RPCMOV` by register have none; `LEPC`
+        // with an offset and `JMP` are not measured.
         assert!(matches!(target_field(0x547, 0x0380_0000), Ok(Some(_))));
         assert!(matches!(target_field(0x348, 0x03c0_0000), Ok(Some(_))));
-        assert!(target_field(0x7942, 0).is_err());
+        for op in [0x7942, 0x795d, 0x735d, 0x7352, 0x7353] {
+            assert_eq!(target_field(op, 0), Ok(None));
+        }
+        assert!(target_field(0x794e, 0).is_err());
+        assert!(target_field(0x794a, 0).is_err());
     }
 
     #[test]
