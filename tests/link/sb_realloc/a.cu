@@ -81,3 +81,7 @@ __global__ void local_array(int *a, int k) {
   for (int i = 0; i < 16; i++) arr[i] = a[i] * i;
   a[threadIdx.x] = arr[k & 15];
 }
+// A grid-stride loop: the store's read scoreboard is waited at the top.
+__global__ void copy_loop(int *d, const int *s, size_t n) {
+  for (size_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
+}

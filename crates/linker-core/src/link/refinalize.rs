@@ -228,7 +228,7 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
     } else {
         Mode::Plain
     };
-    // Fences and scoreboards change in final links without -g.
+    // Fences change in final links without -g, scoreboards in final links.
     let fences = !debug && !relocatable;
     if mode == Mode::Plain && !fences {
         return;
@@ -250,7 +250,8 @@ pub(crate) fn apply(images: &mut [Image<'_>], arch: SmArch, debug: bool, relocat
             // leaf kernel keeps. nvlink does not re-allocate the scoreboards
             // of `-G` code (ptxas' `-O0` ones).
             let kernels: Vec<u32> = kernel_sections(&cubin).collect();
-            let scoreboards = fences && !scan.map_or_else(|| marked_image(&cubin), |s| s.marked);
+            let scoreboards =
+                !relocatable && !scan.map_or_else(|| marked_image(&cubin), |s| s.marked);
             rewrite(&cubin, &kernels, mode, fences, scoreboards)
         })
         .collect();
@@ -587,6 +588,14 @@ fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bo
         })
 }
 
+/// Whether a kernel's code calls (`CALL`, any form).
+fn calls(text: &[u8]) -> bool {
+    text.chunks_exact(SLOT as usize).any(|w| {
+        let (w0, _) = words(w, 0);
+        matches!(w0 & OPCODE, OP_CALL_ABS | OP_CALL_REL | OP_CALL_INDIRECT)
+    })
+}
+
 /// The kernel text `old` with the barriers `mode` asks for in front of each
 /// `EXIT` and, with `fences`, a leaf kernel's fence padding gone; `Ok(None)`
 /// when nothing changes.
@@ -596,12 +605,7 @@ fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, 
     }
     let slots = old.len() / SLOT as usize;
     let at = |i: usize| words(old, i * SLOT as usize);
-    let calls = (0..slots).any(|i| {
-        matches!(
-            at(i).0 & OPCODE,
-            OP_CALL_ABS | OP_CALL_REL | OP_CALL_INDIRECT
-        )
-    });
+    let calls = calls(old);
     let kind = match mode {
         Mode::Plain => None,
         Mode::Debug => Some(Kind::Full),
@@ -845,9 +849,21 @@ fn rewrite(
             Ok(None) => {}
             Err(why) => tracing::debug!(section = name, why, "kernel kept as ptxas wrote it"),
         }
-        // Then the scoreboards of the (edited) code.
+        // Then the scoreboards of the (edited) code: kernels with exit
+        // barriers in front of their EXITs wait there for the stack
+        // pointer, the others drop it.
         if scoreboards {
-            match scoreboards::reallocate(work.data(t)) {
+            let barriers = match mode {
+                Mode::Plain => false,
+                Mode::Debug => true,
+                Mode::DebugCode => calls(work.data(t)),
+            };
+            let policy = if barriers {
+                scoreboards::Policy::WaitAtExit
+            } else {
+                scoreboards::Policy::Drop
+            };
+            match scoreboards::reallocate(work.data(t), policy) {
                 Ok(Some(text)) => {
                     *work.data_mut(t) = text;
                     work.commit();
