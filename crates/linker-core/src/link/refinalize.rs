@@ -1667,7 +1667,7 @@ mod tests {
                 (Mode::DebugCode, true),
                 (Mode::Plain, true),
             ] {
-                if let Some(out) = rewrite(&cubin, &kernels, mode, fences, fences) {
+                if let Some(out) = rewrite(&cubin, &kernels, mode, fences, true) {
                     rewritten += 1;
                     Cubin::parse(&out).expect("a rewritten image parses");
                 }

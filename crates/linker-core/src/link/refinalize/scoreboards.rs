@@ -1,11 +1,13 @@
-//! Scoreboard re-allocation of leaf kernels, as nvlink's finalizer does it
-//! (docs/blackwell.md §8).
+//! Scoreboard re-allocation around the stack-pointer load, as nvlink's
+//! finalizer does it (docs/blackwell.md §8).
 //!
 //! ptxas compiles an `-rdc` kernel not knowing whether it will use the
 //! stack, so its first instruction `LDC R1, c[0x0][0x37c]` (the stack
-//! pointer) gets a scoreboard that some later instruction waits on. A kernel
-//! that never reads `R1` does not need it: nvlink's finalizer takes the
-//! scoreboard and its wait away and allocates the scoreboards again, which
+//! pointer) gets a scoreboard that some later instruction waits on, or
+//! none. A kernel that never reads `R1` does not need it: nvlink's finalizer
+//! takes the scoreboard and its waits away ([`Policy::Drop`]); where it puts
+//! exit barriers, an `EXIT` reached with the load pending waits for it
+//! ([`Policy::WaitAtExit`]). Then it allocates the scoreboards again, which
 //! gives the labels whole-program ptxas writes. The producers, the waits
 //! that release them and every other bit stay; only the labels change.
 //!
