@@ -29,6 +29,7 @@ use super::{
     is_control, words, Skip, OPCODE, OP_BRA, OP_BRA_UNIFORM, OP_CALL_ABS, OP_CALL_INDIRECT,
 };
 use super::{GUARD, GUARD_SHIFT, OP_CALL_REL, OP_EXIT, OP_NOP, OP_RET, SLOT};
+use super::{OP_WARPSYNC, OP_WARPSYNC_REGISTER, WARPSYNC_TARGET_BIT};
 
 /// `LDC R1, c[0x0][0x37c]` (first word) and its second word below the
 /// control field: the stack-pointer load ptxas puts first in every `-rdc`
@@ -58,9 +59,8 @@ const USES_STACK: [u64; 6] = [
     0x387,
 ];
 /// Opcodes the replay does not handle: `DEPBAR` (names a scoreboard in its
-/// operands), `LDGDEPBAR`, `BRX`, `JMX`, `JMP`, `LEPC`, `WARPSYNC` by
-/// register (a `.COLLECTIVE` target).
-const NOT_REPLAYED: [u64; 8] = [0x91a, 0x9af, 0x949, 0x94c, 0x94a, 0x94e, 0x34e, 0x348];
+/// operands), `LDGDEPBAR`, `BRX`, `JMX`, `JMP`, `LEPC`.
+const NOT_REPLAYED: [u64; 7] = [0x91a, 0x9af, 0x949, 0x94c, 0x94a, 0x94e, 0x34e];
 
 /// The first scoreboard a producer class takes when it may choose
 /// (opcode, read scoreboard, first), measured on the labels of ptxas
@@ -149,14 +149,17 @@ fn successors(code: &[(u64, u64)], i: usize) -> Option<Vec<usize>> {
     let op = w0 & OPCODE;
     let always = (w0 & GUARD) >> GUARD_SHIFT == 7;
     let next = (i + 1 < code.len()).then_some(i + 1);
-    if op == OP_BRA || op == OP_BRA_UNIFORM {
+    let collective =
+        matches!(op, OP_WARPSYNC | OP_WARPSYNC_REGISTER) && w1 & WARPSYNC_TARGET_BIT != 0;
+    if op == OP_BRA || op == OP_BRA_UNIFORM || collective {
         let offset = super::decode(super::Field::Split, w0, w1);
         let target = (i as i64 + 1) * SLOT as i64 + offset;
         if target < 0 || target % SLOT as i64 != 0 || target / SLOT as i64 >= code.len() as i64 {
             return None;
         }
         let mut s = vec![(target / SLOT as i64) as usize];
-        // `BRA.U` has a uniform predicate operand: it may fall through.
+        // `BRA.U` has a uniform predicate operand, `WARPSYNC.COLLECTIVE`
+        // goes on when the warp is converged: they may fall through.
         if !(always && op == OP_BRA) {
             s.extend(next);
         }
@@ -572,6 +575,32 @@ mod tests {
     fn reallocates_as_nvlink() {
         let input = text(ASM_EXIT.iter().map(|&(a, b, _)| (a, b)));
         let nvlink = text(ASM_EXIT.iter().map(|&(a, _, c)| (a, c)));
+        assert_eq!(reallocate(&input, Policy::Drop), Ok(Some(nvlink)));
+    }
+
+    #[test]
+    fn register_warpsync_is_no_branch() {
+        // `WARPSYNC R0` (no `.COLLECTIVE` target) in place of the HFMA2:
+        // the same re-allocation.
+        let warpsync = |(a, b): (u64, u64), k: usize| {
+            if k == 7 {
+                (0x0000_0000_0000_7348, b & !WARPSYNC_TARGET_BIT & !0xff)
+            } else {
+                (a, b)
+            }
+        };
+        let input = text(
+            ASM_EXIT
+                .iter()
+                .enumerate()
+                .map(|(k, &(a, b, _))| warpsync((a, b), k)),
+        );
+        let nvlink = text(
+            ASM_EXIT
+                .iter()
+                .enumerate()
+                .map(|(k, &(a, _, c))| warpsync((a, c), k)),
+        );
         assert_eq!(reallocate(&input, Policy::Drop), Ok(Some(nvlink)));
     }
 
