@@ -188,6 +188,23 @@ const OFFSET_LISTS: [EiAttr; 13] = [
     EiAttr::EIATTR_IGNOREOOB_CP_ASYNC_BULK_INSTR_OFFSETS,
 ];
 
+/// Attributes of (instruction offset, value) pairs: the offsets move
+/// (measured on nvlink's `-g` links: CUB's `UNUSED_LOAD_BYTE_OFFSET`, a
+/// `__half` atomic's `ATOM16_EMUL_INSTR_REG_MAP`).
+const OFFSET_PAIRS: [EiAttr; 2] = [
+    EiAttr::EIATTR_UNUSED_LOAD_BYTE_OFFSET,
+    EiAttr::EIATTR_ATOM16_EMUL_INSTR_REG_MAP,
+];
+
+/// Attributes that hold code offsets in a layout not measured: a kernel
+/// with one keeps ptxas' code.
+const OFFSETS_NOT_MEASURED: [EiAttr; 4] = [
+    EiAttr::EIATTR_COROUTINE_RESUME_ID_OFFSETS,
+    EiAttr::EIATTR_INSTR_REG_MAP,
+    EiAttr::EIATTR_ANNOTATIONS,
+    EiAttr::EIATTR_BINDLESS_IMAGE_OFFSETS,
+];
+
 /// The line-table sections whose address advances move.
 const LINE_SECTIONS: [&str; 2] = [".debug_line", ".nv_debug_line_sass"];
 
@@ -987,10 +1004,16 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
                     let n = u32::try_from(moves.inst(u64::from(o))).map_err(|_| "offset")?;
                     w.copy_from_slice(&n.to_le_bytes());
                 }
+            } else if OFFSET_PAIRS.contains(&attr) {
+                for w in payload.chunks_exact_mut(8) {
+                    let o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                    let n = u32::try_from(moves.inst(u64::from(o))).map_err(|_| "offset")?;
+                    w[..4].copy_from_slice(&n.to_le_bytes());
+                }
             } else if attr == EiAttr::EIATTR_INDIRECT_BRANCH_TARGETS {
                 indirect_targets(payload, moves)?;
-            } else if attr == EiAttr::EIATTR_COROUTINE_RESUME_ID_OFFSETS {
-                return Err("coroutine resume offsets");
+            } else if OFFSETS_NOT_MEASURED.contains(&attr) {
+                return Err("an attribute with code offsets not measured");
             }
         }
         *work.data_mut(info.index) = data;
