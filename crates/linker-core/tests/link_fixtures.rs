@@ -64,9 +64,9 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     ),
     (
         "bank2_replaced_longer",
-        &[100, 103, 120, 121],
+        &[100, 103],
         Some(&["text of function `k`"]),
-        "nvlink re-allocates the scoreboards of the kernel k (scheduling control fields only, as in sb_refinalize; docs/blackwell.md section 8), which culink does not replay through its jump table's BRX; its bank, the point of the case, must match",
+        "nvlink re-allocates the scoreboards of the kernel k (scheduling control fields only, as in sb_refinalize; docs/blackwell.md section 8), which culink's replay (through the jump table's BRX, sm_120/121 equivalent) does not reproduce: at sm_100/103 nvlink labels a group otherwise; its bank, the point of the case, must match",
     ),
     (
         "sb_realloc",
@@ -83,8 +83,14 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
     (
         "g_exit_attr_pairs",
         &[100, 103, 120, 121],
-        Some(&["text of function `_Z11half_atomicP6__halfPKfi`"]),
+        Some(&["(scheduling control field only"]),
         "the emulated atomic's generic LD takes scoreboard 5 in nvlink's re-allocation after the early EXIT's stack-pointer wait, not the lowest free one culink's replay gives it (generic loads: 137 of 835 measured choices are the lowest free scoreboard, no simple rule found); the attributes, the point of the case, must match (docs/blackwell.md section 8)",
+    ),
+    (
+        "g_exit_brxu",
+        &[100, 120, 121],
+        Some(&["(scheduling control field only"]),
+        "the global load before the switch takes scoreboard 5 in nvlink's re-allocation after the early EXIT's stack-pointer wait, where culink's replay gives the lowest free from 2 (global loads: 1460 of 1676 measured choices); the branch fields, jump tables and barriers, the point of the case, must match (docs/blackwell.md section 8)",
     ),
     (
         "relocatable_frames",

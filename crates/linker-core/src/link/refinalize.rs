@@ -96,6 +96,8 @@ const OP_RPCMOV_FROM: u64 = 0x353;
 /// `WARPSYNC` with a register mask.
 const OP_WARPSYNC_REGISTER: u64 = 0x348;
 const OP_BRX: u64 = 0x949;
+/// `BRXU`: `BRX` through a uniform register (sm_120's switch tables).
+const OP_BRXU: u64 = 0x958;
 const OP_BSSY: u64 = 0x945;
 const OP_CALL_REL: u64 = 0x944;
 const OP_CALL_ABS: u64 = 0x943;
@@ -469,7 +471,7 @@ fn target_field(w0: u64, w1: u64) -> Result<Option<Field>, Skip> {
         return Ok(None);
     }
     Ok(match op {
-        OP_BRA | OP_BRA_UNIFORM | OP_BRX | OP_CALL_REL => Some(Field::Split),
+        OP_BRA | OP_BRA_UNIFORM | OP_BRX | OP_BRXU | OP_CALL_REL => Some(Field::Split),
         OP_WARPSYNC | OP_WARPSYNC_REGISTER if w1 & WARPSYNC_TARGET_BIT != 0 => Some(Field::Split),
         OP_BSSY => Some(Field::High),
         OP_WARPSYNC
@@ -880,7 +882,11 @@ fn rewrite(
             } else {
                 scoreboards::Policy::Drop
             };
-            match scoreboards::reallocate(work.data(t), policy) {
+            let tables: Vec<u32> = branch_target_lists(&work, t)
+                .into_iter()
+                .flatten()
+                .collect();
+            match scoreboards::reallocate(work.data(t), policy, &tables) {
                 Ok(Some(text)) => {
                     *work.data_mut(t) = text;
                     work.commit();

@@ -59,8 +59,10 @@ const USES_STACK: [u64; 6] = [
     0x387,
 ];
 /// Opcodes the replay does not handle: `DEPBAR` (names a scoreboard in its
-/// operands), `LDGDEPBAR`, `BRX`, `JMX`, `JMP`, `LEPC`.
-const NOT_REPLAYED: [u64; 7] = [0x91a, 0x9af, 0x949, 0x94c, 0x94a, 0x94e, 0x34e];
+/// operands), `LDGDEPBAR`, `JMX`, `JMP`, `LEPC`.
+const NOT_REPLAYED: [u64; 6] = [0x91a, 0x9af, 0x94c, 0x94a, 0x94e, 0x34e];
+/// `BRX` and `BRXU`: branches through a jump table.
+const INDIRECT: [u64; 2] = [0x949, 0x958];
 
 /// The first scoreboard a producer class takes when it may choose
 /// (opcode, read scoreboard, first), measured on the labels of ptxas
@@ -142,9 +144,11 @@ fn choose(busy: u8, released: u8, op: u64, read: bool) -> Option<u8> {
     (first..COUNT).find(free).or_else(|| (0..COUNT).find(free))
 }
 
-/// The instructions after slot `i` in control flow; `None` for a branch
-/// target outside the text.
-fn successors(code: &[(u64, u64)], i: usize) -> Option<Vec<usize>> {
+/// The instructions after slot `i` in control flow (`tables`: the byte
+/// offsets every jump table of the kernel may branch to, all of them
+/// successors of each indirect branch: more edges only check more);
+/// `None` for a branch target outside the text.
+fn successors(code: &[(u64, u64)], i: usize, tables: &[u32]) -> Option<Vec<usize>> {
     let (w0, w1) = code[i];
     let op = w0 & OPCODE;
     let always = (w0 & GUARD) >> GUARD_SHIFT == 7;
@@ -163,6 +167,25 @@ fn successors(code: &[(u64, u64)], i: usize) -> Option<Vec<usize>> {
         if !(always && op == OP_BRA) {
             s.extend(next);
         }
+        return Some(s);
+    }
+    if INDIRECT.contains(&op) {
+        if tables.is_empty() {
+            return None;
+        }
+        let mut s = Vec::with_capacity(tables.len() + 1);
+        for &t in tables {
+            let t = t as usize;
+            if !t.is_multiple_of(SLOT as usize) || t / SLOT as usize >= code.len() {
+                return None;
+            }
+            s.push(t / SLOT as usize);
+        }
+        if !always {
+            s.extend(next);
+        }
+        s.sort_unstable();
+        s.dedup();
         return Some(s);
     }
     if op == OP_EXIT && always {
@@ -232,8 +255,13 @@ pub(super) fn candidate(code: &[u8]) -> bool {
 
 /// The kernel text with its scoreboards allocated as nvlink's finalizer
 /// does under `policy` (`Ok(None)`: nothing changes: no stack-pointer
-/// scoreboard, or, to drop it, a kernel that uses the stack).
-pub(super) fn reallocate(text: &[u8], policy: Policy) -> Result<Option<Vec<u8>>, Skip> {
+/// scoreboard, or, to drop it, a kernel that uses the stack); `tables` the
+/// targets of its jump tables (`EIATTR_INDIRECT_BRANCH_TARGETS`).
+pub(super) fn reallocate(
+    text: &[u8],
+    policy: Policy,
+    tables: &[u32],
+) -> Result<Option<Vec<u8>>, Skip> {
     let slots = text.len() / SLOT as usize;
     let code: Vec<(u64, u64)> = (0..slots).map(|i| words(text, i * SLOT as usize)).collect();
     let Some(&(w0, w1)) = code.first() else {
@@ -259,7 +287,7 @@ pub(super) fn reallocate(text: &[u8], policy: Policy) -> Result<Option<Vec<u8>>,
     let n = code.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
-        for j in successors(&code, i).ok_or("a branch out of the kernel")? {
+        for j in successors(&code, i, tables).ok_or("a branch out of the kernel")? {
             preds[j].push(i);
         }
     }
@@ -575,7 +603,7 @@ mod tests {
     fn reallocates_as_nvlink() {
         let input = text(ASM_EXIT.iter().map(|&(a, b, _)| (a, b)));
         let nvlink = text(ASM_EXIT.iter().map(|&(a, _, c)| (a, c)));
-        assert_eq!(reallocate(&input, Policy::Drop), Ok(Some(nvlink)));
+        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
     }
 
     #[test]
@@ -601,14 +629,14 @@ mod tests {
                 .enumerate()
                 .map(|(k, &(a, _, c))| warpsync((a, c), k)),
         );
-        assert_eq!(reallocate(&input, Policy::Drop), Ok(Some(nvlink)));
+        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
     }
 
     #[test]
     fn loop_carried_waits_as_nvlink() {
         let input = text(COPY_LOOP.iter().map(|&(a, b, _)| (a, b)));
         let nvlink = text(COPY_LOOP.iter().map(|&(a, _, c)| (a, c)));
-        assert_eq!(reallocate(&input, Policy::Drop), Ok(Some(nvlink)));
+        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
     }
 
     #[test]
@@ -616,11 +644,17 @@ mod tests {
         // The store's data register is R1 (bits 32–39).
         let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
         words[9].0 = 0x0000_0001_0200_7986;
-        assert_eq!(reallocate(&text(words.into_iter()), Policy::Drop), Ok(None));
+        assert_eq!(
+            reallocate(&text(words.into_iter()), Policy::Drop, &[]),
+            Ok(None)
+        );
         // A kernel that calls.
         let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
         words[7].0 = 0x0000_0000_0000_7944;
-        assert_eq!(reallocate(&text(words.into_iter()), Policy::Drop), Ok(None));
+        assert_eq!(
+            reallocate(&text(words.into_iter()), Policy::Drop, &[]),
+            Ok(None)
+        );
     }
 
     #[test]
@@ -628,7 +662,7 @@ mod tests {
         // A wait on scoreboard 4, which nothing before it set.
         let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
         words[3].1 |= 1 << (WAIT_SHIFT + 4);
-        assert!(reallocate(&text(words.into_iter()), Policy::Drop).is_err());
+        assert!(reallocate(&text(words.into_iter()), Policy::Drop, &[]).is_err());
         // A branch back to the load of R2 while its group (and S2R's) is
         // pending: program order cannot vouch for the labels there.
         let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
@@ -640,6 +674,6 @@ mod tests {
         );
         words[7] = back.unwrap();
         words[7].0 = (words[7].0 & !GUARD) | (1 << GUARD_SHIFT); // @P1
-        assert!(reallocate(&text(words.into_iter()), Policy::Drop).is_err());
+        assert!(reallocate(&text(words.into_iter()), Policy::Drop, &[]).is_err());
     }
 }
