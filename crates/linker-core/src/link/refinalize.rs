@@ -882,10 +882,14 @@ fn rewrite(
             } else {
                 scoreboards::Policy::Drop
             };
-            let tables: Vec<u32> = branch_target_lists(&work, t)
-                .into_iter()
-                .flatten()
-                .collect();
+            let tables: Vec<u32> = if scoreboards::indirect(work.data(t)) {
+                branch_target_lists(&work, t)
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            } else {
+                Vec::new()
+            };
             match scoreboards::reallocate(work.data(t), policy, &tables) {
                 Ok(Some(text)) => {
                     *work.data_mut(t) = text;

@@ -18,18 +18,20 @@
 //! lowest free scoreboard at or above its class's first one
 //! ([`FIRST_SCOREBOARD`], measured). A branch brings its pending groups to
 //! its target (a loop's wait at the top for a group of the bottom): the
-//! replay runs again with them until they settle. What the replay cannot
-//! vouch for keeps ptxas' fields: a branch whose groups would be labelled
-//! differently at its target, a scoreboard ptxas shared because none was
-//! free, a group shared with the stack pointer's, `DEPBAR`, indirect
-//! branches. Relabelling keeps the code valid: every wait still drains the
+//! replay runs again with them until they settle (`BRX`/`BRXU` go to every
+//! target of the kernel's jump tables). A producer ptxas put on the dropped
+//! stack pointer's scoreboard starts a group of its own. What the replay
+//! cannot vouch for keeps ptxas' fields: a branch whose groups would be
+//! labelled differently at its target, a scoreboard ptxas shared because
+//! none was free, a group shared with the kept stack pointer's, `DEPBAR`,
+//! `JMX`. Relabelling keeps the code valid: every wait still drains the
 //! groups it drained (a merge only waits longer).
 
 use super::{
     is_control, words, Skip, OPCODE, OP_BRA, OP_BRA_UNIFORM, OP_CALL_ABS, OP_CALL_INDIRECT,
 };
 use super::{GUARD, GUARD_SHIFT, OP_CALL_REL, OP_EXIT, OP_NOP, OP_RET, SLOT};
-use super::{OP_WARPSYNC, OP_WARPSYNC_REGISTER, WARPSYNC_TARGET_BIT};
+use super::{OP_BRX, OP_BRXU, OP_WARPSYNC, OP_WARPSYNC_REGISTER, WARPSYNC_TARGET_BIT};
 
 /// `LDC R1, c[0x0][0x37c]` (first word) and its second word below the
 /// control field: the stack-pointer load ptxas puts first in every `-rdc`
@@ -61,8 +63,8 @@ const USES_STACK: [u64; 6] = [
 /// Opcodes the replay does not handle: `DEPBAR` (names a scoreboard in its
 /// operands), `LDGDEPBAR`, `JMX`, `JMP`, `LEPC`.
 const NOT_REPLAYED: [u64; 6] = [0x91a, 0x9af, 0x94c, 0x94a, 0x94e, 0x34e];
-/// `BRX` and `BRXU`: branches through a jump table.
-const INDIRECT: [u64; 2] = [0x949, 0x958];
+/// Branches through a jump table.
+const INDIRECT: [u64; 2] = [OP_BRX, OP_BRXU];
 
 /// The first scoreboard a producer class takes when it may choose
 /// (opcode, read scoreboard, first), measured on the labels of ptxas
@@ -235,6 +237,12 @@ pub(super) enum Policy {
     /// pending past an early `EXIT`; nvlink adds the wait there and
     /// allocates the later groups again), whatever the kernel does.
     WaitAtExit,
+}
+
+/// Whether a kernel's code branches through a jump table.
+pub(super) fn indirect(text: &[u8]) -> bool {
+    text.chunks_exact(SLOT as usize)
+        .any(|w| INDIRECT.contains(&(words(w, 0).0 & OPCODE)))
 }
 
 /// Whether an instruction is the stack-pointer load on a scoreboard.
