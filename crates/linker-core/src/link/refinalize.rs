@@ -305,8 +305,9 @@ struct Scan {
     marked: bool,
     /// Some code section holds a `MEMBAR`.
     membar: bool,
-    /// Some code section may have its scoreboards re-allocated
-    /// ([`scoreboards::candidate`]).
+    /// Some code section starts with a stack-pointer scoreboard and neither
+    /// calls nor uses local memory: the replay
+    /// ([`scoreboards::reallocate`]) may drop it.
     stack_scoreboard: bool,
 }
 
@@ -349,11 +350,19 @@ fn quick_scan(b: &[u8]) -> Option<Scan> {
                 scan.marked |= gen_errbar_at_exit(&b[range(h)?]);
             }
         } else if sh_type == SHT_PROGBITS && le::u64(b, h + 8)? & SHF_EXECINSTR != 0 {
+            // One pass over the code: its fences, and whether it starts
+            // with a stack-pointer scoreboard and neither calls nor uses
+            // local memory (the replay may change it).
             let code = &b[range(h)?];
-            scan.membar |= code
-                .chunks_exact(SLOT as usize)
-                .any(|w| u64::from(u16::from_le_bytes([w[0], w[1]])) & OPCODE == OP_MEMBAR);
-            scan.stack_scoreboard |= scoreboards::candidate(code);
+            let mut stack = false;
+            for w in code.chunks_exact(SLOT as usize) {
+                let op = u64::from(u16::from_le_bytes([w[0], w[1]])) & OPCODE;
+                scan.membar |= op == OP_MEMBAR;
+                stack |= scoreboards::uses_stack(op);
+            }
+            scan.stack_scoreboard |= code.len() >= SLOT as usize
+                && !stack
+                && scoreboards::stack_pointer_scoreboard(words(code, 0));
         }
     }
     Some(scan)
@@ -615,16 +624,15 @@ fn calls(text: &[u8]) -> bool {
     })
 }
 
-/// The kernel text `old` with the barriers `mode` asks for in front of each
-/// `EXIT` and, with `fences`, a leaf kernel's fence padding gone; `Ok(None)`
-/// when nothing changes.
-fn new_text(old: &[u8], mode: Mode, fences: bool) -> Result<Option<KernelText>, Skip> {
+/// The kernel text `old` (which `calls`: [`calls`]) with the barriers
+/// `mode` asks for in front of each `EXIT` and, with `fences`, a leaf
+/// kernel's fence padding gone; `Ok(None)` when nothing changes.
+fn new_text(old: &[u8], calls: bool, mode: Mode, fences: bool) -> Result<Option<KernelText>, Skip> {
     if old.is_empty() || !(old.len() as u64).is_multiple_of(SLOT) {
         return Err("text is not whole instructions");
     }
     let slots = old.len() / SLOT as usize;
     let at = |i: usize| words(old, i * SLOT as usize);
-    let calls = calls(old);
     let kind = match mode {
         Mode::Plain => None,
         Mode::Debug => Some(Kind::Full),
@@ -854,7 +862,9 @@ fn rewrite(
             continue;
         }
         let name = cubin.sections.get(t as usize).map_or("", |s| s.name);
-        match new_text(work.data(t), mode, fences) {
+        // Edits neither add nor remove calls.
+        let calls = calls(work.data(t));
+        match new_text(work.data(t), calls, mode, fences) {
             Ok(Some(text)) => match edit_kernel(&mut work, t, text) {
                 Ok(()) => {
                     work.commit();
@@ -875,7 +885,7 @@ fn rewrite(
             let barriers = match mode {
                 Mode::Plain => false,
                 Mode::Debug => true,
-                Mode::DebugCode => calls(work.data(t)),
+                Mode::DebugCode => calls,
             };
             let policy = if barriers {
                 scoreboards::Policy::WaitAtExit
@@ -1431,6 +1441,12 @@ fn lines(
         if !(2..=3).contains(&version) || min_len == 0 || line_range == 0 || program > end {
             return Err("line table header");
         }
+        let header = LineHeader {
+            min_len,
+            line_base,
+            line_range,
+            opcode_base,
+        };
         let unit_out = out.len();
         pieces.push((at as u64, out.len() as u64));
         out.extend_from_slice(&old[at..program]);
@@ -1463,12 +1479,6 @@ fn lines(
                         if new == delta {
                             out.extend_from_slice(&old[op_at..p]);
                         } else {
-                            let header = LineHeader {
-                                min_len,
-                                line_base,
-                                line_range,
-                                opcode_base,
-                            };
                             write_row(&mut out, header, line, new);
                         }
                         continue;
@@ -1536,12 +1546,6 @@ fn lines(
                     if new == delta {
                         out.extend_from_slice(&old[op_at..p]);
                     } else if let Some(line) = special_line {
-                        let header = LineHeader {
-                            min_len,
-                            line_base,
-                            line_range,
-                            opcode_base,
-                        };
                         write_row(&mut out, header, line, new);
                     } else if op == DW_LNS_FIXED_ADVANCE_PC {
                         out.push(op);

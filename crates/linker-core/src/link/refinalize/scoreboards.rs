@@ -250,15 +250,10 @@ pub(super) fn stack_pointer_scoreboard((w0, w1): (u64, u64)) -> bool {
     (w0, w1 & BELOW_CONTROL) == STACK_POINTER_LOAD && field(w1, WRITE_SHIFT) != NONE
 }
 
-/// Whether a function's code may be re-allocated: it starts with the
-/// stack-pointer load on a scoreboard and neither calls nor uses local
-/// memory (a quick look; [`reallocate`] decides).
-pub(super) fn candidate(code: &[u8]) -> bool {
-    code.len() >= SLOT as usize
-        && stack_pointer_scoreboard(words(code, 0))
-        && !code
-            .chunks_exact(SLOT as usize)
-            .any(|w| USES_STACK.contains(&(u64::from(u16::from_le_bytes([w[0], w[1]])) & OPCODE)))
+/// Whether an opcode is one of a kernel that uses the stack
+/// ([`USES_STACK`]).
+pub(super) fn uses_stack(op: u64) -> bool {
+    USES_STACK.contains(&op)
 }
 
 /// The kernel text with its scoreboards allocated as nvlink's finalizer
@@ -279,10 +274,7 @@ pub(super) fn reallocate(
         return Ok(None);
     }
     if policy == Policy::Drop
-        && (code
-            .iter()
-            .any(|&(w0, _)| USES_STACK.contains(&(w0 & OPCODE)))
-            || may_touch_r1(&code))
+        && (code.iter().any(|&(w0, _)| uses_stack(w0 & OPCODE)) || may_touch_r1(&code))
     {
         return Ok(None);
     }
@@ -601,79 +593,82 @@ mod tests {
         (0xfffffffc00fc7947, 0x000fc0000383ffff, 0x000fc0000383ffff),
     ];
 
-    fn text(words: impl Iterator<Item = (u64, u64)>) -> Vec<u8> {
+    fn text(words: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
         words
+            .into_iter()
             .flat_map(|(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes()))
             .collect()
     }
 
+    /// ptxas' words of a table.
+    fn ptxas(table: &[(u64, u64, u64)]) -> Vec<(u64, u64)> {
+        table.iter().map(|&(a, b, _)| (a, b)).collect()
+    }
+
+    /// nvlink's words of a table.
+    fn nvlink(table: &[(u64, u64, u64)]) -> Vec<(u64, u64)> {
+        table.iter().map(|&(a, _, c)| (a, c)).collect()
+    }
+
+    /// The replay of ptxas' words under [`Policy::Drop`].
+    fn replayed(words: Vec<(u64, u64)>) -> Result<Option<Vec<u8>>, Skip> {
+        reallocate(&text(words), Policy::Drop, &[])
+    }
+
     #[test]
     fn reallocates_as_nvlink() {
-        let input = text(ASM_EXIT.iter().map(|&(a, b, _)| (a, b)));
-        let nvlink = text(ASM_EXIT.iter().map(|&(a, _, c)| (a, c)));
-        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
+        assert_eq!(
+            replayed(ptxas(&ASM_EXIT)),
+            Ok(Some(text(nvlink(&ASM_EXIT))))
+        );
     }
 
     #[test]
     fn register_warpsync_is_no_branch() {
         // `WARPSYNC R0` (no `.COLLECTIVE` target) in place of the HFMA2:
         // the same re-allocation.
-        let warpsync = |(a, b): (u64, u64), k: usize| {
-            if k == 7 {
-                (0x0000_0000_0000_7348, b & !WARPSYNC_TARGET_BIT & !0xff)
-            } else {
-                (a, b)
-            }
+        let warpsync = |mut words: Vec<(u64, u64)>| {
+            words[7] = (
+                0x0000_0000_0000_7348,
+                words[7].1 & !WARPSYNC_TARGET_BIT & !0xff,
+            );
+            words
         };
-        let input = text(
-            ASM_EXIT
-                .iter()
-                .enumerate()
-                .map(|(k, &(a, b, _))| warpsync((a, b), k)),
+        assert_eq!(
+            replayed(warpsync(ptxas(&ASM_EXIT))),
+            Ok(Some(text(warpsync(nvlink(&ASM_EXIT)))))
         );
-        let nvlink = text(
-            ASM_EXIT
-                .iter()
-                .enumerate()
-                .map(|(k, &(a, _, c))| warpsync((a, c), k)),
-        );
-        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
     }
 
     #[test]
     fn loop_carried_waits_as_nvlink() {
-        let input = text(COPY_LOOP.iter().map(|&(a, b, _)| (a, b)));
-        let nvlink = text(COPY_LOOP.iter().map(|&(a, _, c)| (a, c)));
-        assert_eq!(reallocate(&input, Policy::Drop, &[]), Ok(Some(nvlink)));
+        assert_eq!(
+            replayed(ptxas(&COPY_LOOP)),
+            Ok(Some(text(nvlink(&COPY_LOOP))))
+        );
     }
 
     #[test]
     fn a_kernel_that_may_read_r1_keeps_its_scoreboards() {
         // The store's data register is R1 (bits 32–39).
-        let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
+        let mut words = ptxas(&ASM_EXIT);
         words[9].0 = 0x0000_0001_0200_7986;
-        assert_eq!(
-            reallocate(&text(words.into_iter()), Policy::Drop, &[]),
-            Ok(None)
-        );
+        assert_eq!(replayed(words), Ok(None));
         // A kernel that calls.
-        let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
+        let mut words = ptxas(&ASM_EXIT);
         words[7].0 = 0x0000_0000_0000_7944;
-        assert_eq!(
-            reallocate(&text(words.into_iter()), Policy::Drop, &[]),
-            Ok(None)
-        );
+        assert_eq!(replayed(words), Ok(None));
     }
 
     #[test]
     fn waits_it_cannot_follow_keep_the_scoreboards() {
         // A wait on scoreboard 4, which nothing before it set.
-        let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
+        let mut words = ptxas(&ASM_EXIT);
         words[3].1 |= 1 << (WAIT_SHIFT + 4);
-        assert!(reallocate(&text(words.into_iter()), Policy::Drop, &[]).is_err());
+        assert!(replayed(words).is_err());
         // A branch back to the load of R2 while its group (and S2R's) is
         // pending: program order cannot vouch for the labels there.
-        let mut words: Vec<(u64, u64)> = ASM_EXIT.iter().map(|&(a, b, _)| (a, b)).collect();
+        let mut words = ptxas(&ASM_EXIT);
         let back = super::super::encode(
             super::super::Field::Split,
             0x7947,
@@ -682,6 +677,6 @@ mod tests {
         );
         words[7] = back.unwrap();
         words[7].0 = (words[7].0 & !GUARD) | (1 << GUARD_SHIFT); // @P1
-        assert!(reallocate(&text(words.into_iter()), Policy::Drop, &[]).is_err());
+        assert!(replayed(words).is_err());
     }
 }
