@@ -94,18 +94,6 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "the same FP64 choice in the -g link (where nvlink makes the early EXIT wait for the stack pointer and allocates the rest again, which culink replays); the other kernels must match (docs/blackwell.md section 8)",
     ),
     (
-        "g_exit_attr_pairs",
-        &[100, 103, 120, 121],
-        Some(&[&["text of function `_Z11half_atomicP6__halfPKfi`", SCHEDULING_ONLY]]),
-        "the emulated atomic's generic LD takes scoreboard 5 in nvlink's re-allocation after the early EXIT's stack-pointer wait, not the lowest free one culink's replay gives it (generic loads: 137 of 835 measured choices are the lowest free scoreboard, no simple rule found); the attributes, the point of the case, must match (docs/blackwell.md section 8)",
-    ),
-    (
-        "g_exit_brxu",
-        &[100, 120, 121],
-        Some(&[&["text of function `_Z2swPii`", SCHEDULING_ONLY]]),
-        "the global load before the switch takes scoreboard 5 in nvlink's re-allocation after the early EXIT's stack-pointer wait, where culink's replay gives the lowest free from 2 (global loads: 1460 of 1676 measured choices); the branch fields, jump tables and barriers, the point of the case, must match (docs/blackwell.md section 8)",
-    ),
-    (
         "relocatable_frames",
         &[100, 120],
         Some(&[&[".debug_frame"]]),
