@@ -615,13 +615,14 @@ fn diff_text(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
         i = end;
     }
     const SHOWN: usize = 8;
+    const NOTE: &str = " (scheduling control field only: stall, yield, scoreboards, reuse)";
+    let scheduling = |off: usize| {
+        let end = (off + 16).min(n);
+        control_only(&a[off..end], &b[off..end])
+    };
     for &off in offs.iter().take(SHOWN) {
         let end = (off + 16).min(n);
-        let note = if control_only(&a[off..end], &b[off..end]) {
-            " (scheduling control field only: stall, yield, scoreboards, reuse)"
-        } else {
-            ""
-        };
+        let note = if scheduling(off) { NOTE } else { "" };
         out.push(Difference::new(
             DiffKind::Text,
             format!(
@@ -632,10 +633,16 @@ fn diff_text(what: &str, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
         ));
     }
     if offs.len() > SHOWN {
+        // The note where every one of them differs only there.
+        let note = if offs[SHOWN..].iter().all(|&off| scheduling(off)) {
+            NOTE
+        } else {
+            ""
+        };
         out.push(Difference::new(
             DiffKind::Text,
             format!(
-                "text of {what}: {} more differing instructions",
+                "text of {what}: {} more differing instructions{note}",
                 offs.len() - SHOWN
             ),
         ));
@@ -1518,7 +1525,7 @@ pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::control_only;
+    use super::{control_only, diff_text};
 
     #[test]
     fn control_field_differences() {
@@ -1546,5 +1553,33 @@ mod tests {
         assert!(!control_only(&ours, &high));
         // Truncated text.
         assert!(!control_only(&ours[..8], &reference[..8]));
+    }
+
+    #[test]
+    fn the_count_line_says_when_the_rest_differ_in_scheduling_only() {
+        let ours = [
+            0x82u8, 0x7b, 0x01, 0xff, 0, 0xdf, 0, 0, 0, 0x08, 0, 0, 0, 0x30, 0x0e, 0,
+        ];
+        let mut other = ours;
+        other[13] = 0xf0;
+        let text = |n: usize, last: [u8; 16]| -> Vec<u8> {
+            let mut t = ours.repeat(n);
+            t.extend_from_slice(&last);
+            t
+        };
+        let count_line = |b: &[u8]| {
+            let mut out = Vec::new();
+            diff_text("f", &text(10, ours), b, &mut out);
+            out.last().map(ToString::to_string).unwrap_or_default()
+        };
+        let scheduling = [other; 11].concat();
+        assert!(count_line(&scheduling)
+            .ends_with("3 more differing instructions (scheduling control field only: stall, yield, scoreboards, reuse)"));
+        // The last one differs in an operand too.
+        let mut operand = other;
+        operand[4] = 1;
+        let mut mixed = [other; 10].concat();
+        mixed.extend_from_slice(&operand);
+        assert!(count_line(&mixed).ends_with("3 more differing instructions"));
     }
 }
