@@ -94,6 +94,21 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "the same FP64 choice in the -g link (where nvlink makes the early EXIT wait for the stack pointer and allocates the rest again, which culink replays); the other kernels must match (docs/blackwell.md section 8)",
     ),
     (
+        "sb_realloc_shares",
+        &[100, 103],
+        Some(&[&["18DeviceReduceKernel", SCHEDULING_ONLY]]),
+        "nvlink labels CUB's multi-tile reduction kernel otherwise (a shared-memory store's read scoreboard, then the groups after it: which of the free ones its allocator takes there is not what culink's replay takes); the single-tile kernel, whose shares ptxas made for want of a free scoreboard, the point of the case, must match (docs/blackwell.md section 8)",
+    ),
+    (
+        "sb_realloc_shares",
+        &[120, 121],
+        Some(&[
+            &["18DeviceReduceKernel", SCHEDULING_ONLY],
+            &["28DeviceReduceSingleTileKernel", SCHEDULING_ONLY],
+        ]),
+        "as at sm_100, and at sm_120/121 the single-tile kernel too is labelled otherwise by nvlink after the shares (scheduling control fields only)",
+    ),
+    (
         "relocatable_frames",
         &[100, 120],
         Some(&[&[".debug_frame"]]),
