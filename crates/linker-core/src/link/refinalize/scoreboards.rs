@@ -16,15 +16,17 @@
 //! and takes ptxas' own label where the scoreboards busy at that point are
 //! the ones ptxas saw (the allocator then decides as ptxas did), else the
 //! lowest free scoreboard at or above its class's first one
-//! ([`FIRST_SCOREBOARD`], measured). A branch brings its pending groups to
-//! its target (a loop's wait at the top for a group of the bottom): the
-//! replay runs again with them until they settle (`BRX`/`BRXU` go to every
-//! target of the kernel's jump tables). A producer ptxas put on the dropped
-//! stack pointer's scoreboard starts a group of its own. What the replay
-//! cannot vouch for keeps ptxas' fields: a branch whose groups would be
-//! labelled differently at its target, a group shared with the kept stack
-//! pointer's, `DEPBAR`, `JMX`. Relabelling keeps the code valid: every wait still drains the
-//! groups it drained (a merge only waits longer).
+//! ([`FIRST_SCOREBOARD`], measured; 5 for a memory group that lives across
+//! a join, [`ACROSS_JOIN_FIRST`]). A producer joining a group stays in it.
+//! A branch brings its pending groups to its target (a loop's wait at the
+//! top for a group of the bottom): the replay runs again with them until
+//! they settle (`BRX`/`BRXU` go to every target of the kernel's jump
+//! tables). A producer ptxas put on the dropped stack pointer's scoreboard
+//! starts a group of its own. What the replay cannot vouch for keeps ptxas'
+//! fields: a branch whose groups would be labelled differently at its
+//! target, a group shared with the kept stack pointer's, `DEPBAR`, `JMX`.
+//! Relabelling keeps the code valid: every wait still drains the groups it
+//! drained (a merge only waits longer).
 
 use super::{
     is_control, words, Skip, OPCODE, OP_BRA, OP_BRA_UNIFORM, OP_CALL_ABS, OP_CALL_INDIRECT,
@@ -93,8 +95,12 @@ const FIRST_SCOREBOARD: [(u64, bool, u8); 21] = [
     (0xfae, true, 1),  // LDGSTS
 ];
 
-/// The first scoreboard of a memory class ([`FIRST_SCOREBOARD`] 2: `LD`,
-/// `LDG`, `LDL`, atomics) whose group lives across a join: its first wait,
+/// The first scoreboard of the memory classes: loads and atomics
+/// ([`FIRST_SCOREBOARD`]).
+const MEMORY_FIRST: u8 = 2;
+
+/// The first scoreboard of a memory class ([`MEMORY_FIRST`]: `LD`, `LDG`,
+/// `LDL`, atomics) whose group lives across a join: its first wait,
 /// in program order, lies at or past a branch target, or is a `CALL`'s.
 /// Measured on nvlink's labels (fixtures, common kernels, CUB/Thrust; sm_100
 /// to sm_121): 1,000 of 1,010 such `LDG`, `LD`, `LDL` and `ATOMG` groups
@@ -173,7 +179,7 @@ fn first_scoreboard(op: u64, read: bool) -> u8 {
 /// Whether a new group of `op`'s write (or read) field is of the memory
 /// class that [`ACROSS_JOIN_FIRST`] applies to.
 fn joins_matter(op: u64, read: bool) -> bool {
-    !read && first_scoreboard(op, read) == 2
+    !read && first_scoreboard(op, read) == MEMORY_FIRST
 }
 
 /// Whether the group instruction `i` opens on input label `s` lives across
