@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Sources are `<stem>.ptx` (with the literal `.target SMXX`, replaced per arch)
-//! or `<stem>.cu` (built with `nvcc -arch=sm_NN -rdc=true -dc --cubin`).
+//! or `<stem>.cu` (built with `nvcc -arch=sm_NN -rdc=true -dc --cubin`, the
+//! source's path given to cicc as its bare name).
 //! Generated files, committed as test data:
 //! * `<stem>.sm_NN.o` — `ptxas -arch=sm_NN -c` (or nvcc) output, ET_REL;
 //! * `nvlink.sm_NN.cubin` — `nvlink -arch=sm_NN <options> <inputs> -o nvlink.sm_NN.cubin`,
@@ -305,6 +306,12 @@ fn generate(case: &Case, tools: &Path, out: &Path) -> Result<Vec<String>, String
                 let cu = format!("{stem}.cu");
                 std::fs::write(w.join(&cu), &text).map_err(|e| io_err("write", &w.join(&cu), e))?;
                 let mut c = crate::nv_tools::nvcc_command(tools, format!("{sm}{}", case.variant));
+                // cicc derives the names of internal-linkage entities
+                // (`_INTERNAL_<hash>_...`, e.g. libcu++'s customization
+                // point objects in any CUB source) from the source's
+                // absolute path: the bare name keeps them independent of
+                // the scratch directory.
+                c.args(["-Xcicc", &format!("--orig_src_path_name,{cu}")]);
                 c.args(&case.build).args(extra).arg(&cu);
                 c
             }
