@@ -82,18 +82,6 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "nvlink re-allocates the scoreboards of the kernel k (scheduling control fields only, as in sb_refinalize; docs/blackwell.md section 8), which culink's replay (through the jump table's BRX, sm_120/121 equivalent) does not reproduce: at sm_100/103 nvlink labels a group otherwise; its bank, the point of the case, must match",
     ),
     (
-        "sb_realloc",
-        &[103, 120, 121],
-        Some(&[&["text of function `_Z5dmathPdi`", SCHEDULING_ONLY]]),
-        "where FP64 arithmetic takes scoreboards (sm_103, sm_120, sm_121), which one nvlink's allocator gives a DFMA is not the rule culink replays (the scoreboard its own wait released, else the lowest free: 982 of 1167 FP64 choices measured; here nvlink takes the lowest free one); the other kernels must match (docs/blackwell.md section 8)",
-    ),
-    (
-        "sb_realloc_g",
-        &[103, 120, 121],
-        Some(&[&["text of function `_Z5dmathPdi`", SCHEDULING_ONLY]]),
-        "the same FP64 choice in the -g link (where nvlink makes the early EXIT wait for the stack pointer and allocates the rest again, which culink replays); the other kernels must match (docs/blackwell.md section 8)",
-    ),
-    (
         "sb_realloc_shares",
         &[100, 103],
         Some(&[&["18DeviceReduceKernel", SCHEDULING_ONLY]]),
