@@ -76,12 +76,6 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "as bank2_relink_order, for a kernel's table: nvlink -r appends the losing copy's table to the winning kernel's `.nv.constant2.<k>` (and Mercury twin), culink -r keeps it as a second section of that name, which culink's relinks append to the kernel's bank as the direct link does; nvlink's relink of its own -r output leaves the bank 8 bytes short (0x18; direct link 0x20)",
     ),
     (
-        "bank2_replaced_longer",
-        &[100, 103],
-        Some(&[&["text of function `k`", SCHEDULING_ONLY]]),
-        "nvlink re-allocates the scoreboards of the kernel k (scheduling control fields only, as in sb_refinalize; docs/blackwell.md section 8), which culink's replay (through the jump table's BRX, sm_120/121 equivalent) does not reproduce: at sm_100/103 nvlink labels a group otherwise; its bank, the point of the case, must match",
-    ),
-    (
         "sb_realloc_shares",
         &[100, 103],
         Some(&[&["18DeviceReduceKernel", SCHEDULING_ONLY]]),
