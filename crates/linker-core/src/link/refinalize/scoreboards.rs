@@ -477,7 +477,8 @@ fn replay(
     };
     let mut live: Labels = [None; COUNT as usize];
     let mut opened: Opened = [None; COUNT as usize];
-    // Input labels whose group holds a memory producer ([`MEMORY_FIRST`]).
+    // Input labels whose group holds a memory producer ([`MEMORY_FIRST`];
+    // a group a branch brings counts as without one).
     let mut memory = 0u8;
     let mut busy = 0u8; // output scoreboards taken
     let mut input_busy = 0u8; // input labels taken
@@ -553,10 +554,10 @@ fn replay(
             }
             let decided = match live[s as usize] {
                 // A producer joining a group stays in it, also where ptxas
-                // had all six taken and the replay has one free (measured
-                // on CUB/Thrust kernels: nvlink keeps such shares in 15 of
-                // 22 kernels; the allocator shares deliberately, with
-                // scoreboards free, in most of its joins).
+                // had all six taken and the replay has one free (the
+                // allocator shares deliberately, with scoreboards free, in
+                // most of its joins; measured on CUB/Thrust: of 22 kernels
+                // the replay gave up on here, 15 now link as nvlink's).
                 Some(Label::Now(o)) => Ok(o),
                 Some(Label::Stack(_)) => Err("a group shared with the stack pointer"),
                 None if i == 0 && policy == Policy::Drop => {
