@@ -616,12 +616,13 @@ fn barriers_before(at: &dyn Fn(usize) -> (u64, u64), i: usize, kind: Kind) -> bo
         })
 }
 
-/// Whether a kernel's code calls (`CALL`, any form).
+/// The calls, every form.
+const CALLS: [u64; 3] = [OP_CALL_ABS, OP_CALL_REL, OP_CALL_INDIRECT];
+
+/// Whether a kernel's code calls ([`CALLS`]).
 fn calls(text: &[u8]) -> bool {
-    text.chunks_exact(SLOT as usize).any(|w| {
-        let (w0, _) = words(w, 0);
-        matches!(w0 & OPCODE, OP_CALL_ABS | OP_CALL_REL | OP_CALL_INDIRECT)
-    })
+    text.chunks_exact(SLOT as usize)
+        .any(|w| CALLS.contains(&(words(w, 0).0 & OPCODE)))
 }
 
 /// The kernel text `old` (which `calls`: [`calls`]) with the barriers
@@ -1018,14 +1019,17 @@ fn edit_kernel(work: &mut Work<'_, '_>, t: u32, k: KernelText) -> Result<(), Ski
             .collect();
         for (start, attr, len) in records {
             let payload = &mut data[start..start + len];
-            if OFFSET_LISTS.contains(&attr) {
-                for w in payload.chunks_exact_mut(4) {
-                    let o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-                    let n = u32::try_from(moves.inst(u64::from(o))).map_err(|_| "offset")?;
-                    w.copy_from_slice(&n.to_le_bytes());
-                }
+            // Offsets alone, or (offset, value) pairs: each entry's first
+            // `u32` moves.
+            let entry = if OFFSET_LISTS.contains(&attr) {
+                4
             } else if OFFSET_PAIRS.contains(&attr) {
-                for w in payload.chunks_exact_mut(8) {
+                8
+            } else {
+                0
+            };
+            if entry != 0 {
+                for w in payload.chunks_exact_mut(entry) {
                     let o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
                     let n = u32::try_from(moves.inst(u64::from(o))).map_err(|_| "offset")?;
                     w[..4].copy_from_slice(&n.to_le_bytes());

@@ -28,10 +28,8 @@
 //! Relabelling keeps the code valid: every wait still drains the groups it
 //! drained (a merge only waits longer).
 
-use super::{
-    is_control, words, Skip, OPCODE, OP_BRA, OP_BRA_UNIFORM, OP_CALL_ABS, OP_CALL_INDIRECT,
-};
-use super::{GUARD, GUARD_SHIFT, OP_CALL_REL, OP_EXIT, OP_NOP, OP_RET, SLOT};
+use super::{is_control, words, Skip, CALLS, OPCODE, OP_BRA, OP_BRA_UNIFORM};
+use super::{GUARD, GUARD_SHIFT, OP_EXIT, OP_NOP, OP_RET, SLOT};
 use super::{OP_BRX, OP_BRXU, OP_WARPSYNC, OP_WARPSYNC_REGISTER, WARPSYNC_TARGET_BIT};
 
 /// `LDC R1, c[0x0][0x37c]` (first word) and its second word below the
@@ -53,14 +51,7 @@ const COUNT: u8 = 6;
 
 /// Opcodes of a kernel that uses the stack (calls, returns, local memory:
 /// `LDL`, `STL`); nvlink keeps their stack-pointer scoreboard.
-const USES_STACK: [u64; 6] = [
-    OP_CALL_ABS,
-    OP_CALL_REL,
-    OP_CALL_INDIRECT,
-    OP_RET,
-    0x983,
-    0x387,
-];
+const USES_STACK: [u64; 6] = [CALLS[0], CALLS[1], CALLS[2], OP_RET, 0x983, 0x387];
 /// Opcodes the replay does not handle: `DEPBAR` (names a scoreboard in its
 /// operands), `LDGDEPBAR`, `JMX`, `JMP`, `LEPC`.
 const NOT_REPLAYED: [u64; 6] = [0x91a, 0x9af, 0x94c, 0x94a, 0x94e, 0x34e];
@@ -107,10 +98,6 @@ const MEMORY_FIRST: u8 = 2;
 /// take 5, against 7,500 of 8,200 that stay within one block and take the
 /// lowest free from 2.
 const ACROSS_JOIN_FIRST: u8 = 5;
-
-/// The calls, which wait for every group they need (a group first waited
-/// there lives across the call).
-const CALLS: [u64; 3] = [OP_CALL_ABS, OP_CALL_REL, OP_CALL_INDIRECT];
 
 fn field(w1: u64, shift: u32) -> u8 {
     ((w1 >> shift) & 7) as u8
@@ -163,11 +150,11 @@ fn choose(busy: u8, released: u8, op: u64, read: bool, across: bool) -> Option<u
             .find(|s| released & (1 << s) != 0 && free(s))
             .or_else(|| (0..COUNT).find(free));
     }
-    let first = first_scoreboard(op, read);
     // (Never seen taken there; else as any group of the class.)
     if across && free(&ACROSS_JOIN_FIRST) {
         return Some(ACROSS_JOIN_FIRST);
     }
+    let first = first_scoreboard(op, read);
     (first..COUNT).find(free).or_else(|| (0..COUNT).find(free))
 }
 
@@ -187,7 +174,7 @@ fn joins_matter(op: u64, read: bool) -> bool {
 
 /// Whether the group instruction `i` opens on input label `s` lives across
 /// a join: its first wait in program order lies at or past a branch target
-/// (`joins`), or is a call's.
+/// (`joins`), or is a call's (a call waits for every group it needs).
 fn across_join(code: &[(u64, u64)], joins: &[bool], i: usize, s: u8) -> bool {
     let mut crossed = false;
     for (j, &(w0, w1)) in code.iter().enumerate().skip(i + 1) {
@@ -350,6 +337,20 @@ pub(super) fn reallocate(
         .enumerate()
         .map(|(j, ps)| ps.iter().any(|&p| p + 1 != j))
         .collect();
+    // What the rounds ask of each producer, found once: whether its write
+    // is of the memory class, and whether that group lives across a join.
+    let classes: Vec<Class> = code
+        .iter()
+        .enumerate()
+        .map(|(i, &(w0, w1))| {
+            let memory = joins_matter(w0 & OPCODE, false);
+            let s = field(w1, WRITE_SHIFT);
+            Class {
+                memory,
+                across: memory && s < COUNT && across_join(&code, &joins, i, s),
+            }
+        })
+        .collect();
     // Input labels possibly pending after each instruction, on any path.
     let mut pending_after = vec![0u8; n];
     let mut changed = true;
@@ -376,7 +377,7 @@ pub(super) fn reallocate(
     let mut seeds: Vec<Labels> = vec![[None; COUNT as usize]; n];
     let mut avoid: Vec<[u8; 2]> = vec![[0; 2]; n];
     for _ in 0..MAX_ROUNDS {
-        let replay = replay(&code, &joins, &seeds, &avoid, policy);
+        let replay = replay(&code, &classes, &seeds, &avoid, policy);
         let mut next: Vec<Labels> = vec![[None; COUNT as usize]; n];
         let mut next_avoid: Vec<[u8; 2]> = vec![[0; 2]; n];
         for (j, ps) in preds.iter().enumerate() {
@@ -459,12 +460,21 @@ struct Replay {
 /// Where each input label's group was opened (instruction, field).
 type Opened = [Option<(usize, usize)>; COUNT as usize];
 
+/// An instruction's write field as the allocator classes it.
+#[derive(Debug, Clone, Copy)]
+struct Class {
+    /// Of the memory class ([`MEMORY_FIRST`]).
+    memory: bool,
+    /// A memory group that lives across a join ([`ACROSS_JOIN_FIRST`]).
+    across: bool,
+}
+
 /// The allocation replayed in program order, `seeds` giving the groups a
 /// branch brings to its target, `avoid` the scoreboards a new group of an
 /// instruction's field must not take.
 fn replay(
     code: &[(u64, u64)],
-    joins: &[bool],
+    classes: &[Class],
     seeds: &[Labels],
     avoid: &[[u8; 2]],
     policy: Policy,
@@ -575,7 +585,7 @@ fn replay(
                         Some(s)
                     } else {
                         let (op, read) = (w0 & OPCODE, k == 1);
-                        let across = joins_matter(op, read) && across_join(code, joins, i, s);
+                        let across = !read && classes[i].across;
                         let released = released_arithmetic;
                         choose(busy | away, released & !away, op, read, across)
                             .or_else(|| choose(busy, released, op, read, across))
@@ -599,7 +609,7 @@ fn replay(
             match decided {
                 Ok(o) => {
                     fields[k] = o;
-                    if joins_matter(w0 & OPCODE, k == 1) {
+                    if k == 0 && classes[i].memory {
                         memory |= 1 << s;
                     }
                 }
@@ -803,8 +813,8 @@ mod tests {
         // (g_exit_brxu: nvlink gives the LDG whose value the switch's cases
         // wait for 5; a group waited within its block 2.)
         let code = [
-            (0x0000_0006_0602_7981, 0x000f_2200_0c1e_1900), // LDG W?
-            (0x0000_0000_0000_7947, 0x000f_c000_0380_0000), // BRA +0
+            (0x0000_0006_0602_7981, 0x000e_2200_0c1e_1900), // LDG, write scoreboard 0
+            (0x0000_0000_0000_7947, 0x000f_c000_0380_0000), // BRA to the next
             (0x0000_0007_0000_7210, 0x001f_ca00_07ff_e0ff), // waits 0 (a join)
         ];
         let joins = [false, false, true];
