@@ -1,0 +1,29 @@
+// Loops of conditional atomics: a chain of forward branches longer than the
+// replay's rounds, and a loop whose top waits for groups of its bottom.
+__global__ void shist(unsigned long long *out, const unsigned *in)
+{
+    __shared__ unsigned s[12 * 256];
+    for (int i = threadIdx.x; i < 12 * 256; i += 128)
+        s[i] = in[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += 128) {
+#pragma unroll
+        for (int k = 0; k < 12; ++k) {
+            unsigned v = s[k * 256 + i];
+            if (v)
+                atomicAdd(&out[k * 256 + i], (unsigned long long)v);
+        }
+    }
+}
+
+__global__ void chain(const int *a, int *b, int n)
+{
+    int t = threadIdx.x;
+    int acc = a[t];
+#pragma unroll
+    for (int k = 0; k < 12; ++k) {
+        if (acc & (1 << k))
+            acc += a[t + k * n];
+    }
+    b[t] = acc;
+}
