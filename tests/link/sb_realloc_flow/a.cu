@@ -27,3 +27,17 @@ __global__ void chain(const int *a, int *b, int n)
     }
     b[t] = acc;
 }
+
+// Conditional atomics at the bottom of a loop: their groups are waited for
+// only through the backward branch, at the loop's top (a join).
+__global__ void hloop3(const unsigned *bins, unsigned *out, int rows, int stride)
+{
+    for (int r = threadIdx.x; r < rows; r += stride) {
+        unsigned v = bins[r];
+        if (v)
+            atomicAdd(&out[r], v);
+        unsigned w = bins[r + 64];
+        if (w)
+            atomicAdd(&out[r + 64], w);
+    }
+}
