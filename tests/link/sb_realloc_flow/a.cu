@@ -41,3 +41,18 @@ __global__ void hloop3(const unsigned *bins, unsigned *out, int rows, int stride
             atomicAdd(&out[r + 64], w);
     }
 }
+
+// Unrolled conditional 64-bit atomics in a loop: the last one's read group
+// is carried back to the top, where an atomic's takes the lowest free
+// scoreboard (a copy loop's store avoids those held there).
+__global__ void hist8(const unsigned *counts, unsigned long long *out, int bins)
+{
+    for (int i = threadIdx.x; i < bins; i += blockDim.x) {
+#pragma unroll
+        for (int k = 0; k < 12; ++k) {
+            unsigned v = counts[k * bins + i];
+            if (v)
+                atomicAdd(&out[k * bins + i], (unsigned long long)v);
+        }
+    }
+}

@@ -55,6 +55,8 @@ const COUNT: u8 = 6;
 /// Opcodes of a kernel that uses the stack (calls, returns, local memory:
 /// `LDL`, `STL`); nvlink keeps their stack-pointer scoreboard.
 const USES_STACK: [u64; 6] = [CALLS[0], CALLS[1], CALLS[2], OP_RET, 0x983, 0x387];
+/// `ATOMG`, a global atomic.
+const OP_ATOMG: u64 = 0x9a8;
 /// Opcodes the replay does not handle: `DEPBAR` (names a scoreboard in its
 /// operands), `LDGDEPBAR`, `JMX`, `JMP`, `LEPC`.
 const NOT_REPLAYED: [u64; 6] = [0x91a, 0x9af, 0x94c, 0x94a, 0x94e, 0x34e];
@@ -82,7 +84,7 @@ const FIRST_SCOREBOARD: [(u64, bool, u8); 20] = [
     (0x98a, true, 2),  // ATOM
     (0x98a, false, 2), // ATOM
     (0x9a7, true, 1),
-    (0x9a8, false, 2), // ATOMG
+    (OP_ATOMG, false, 2),
     (0xb1d, true, 1),  // BAR
     (0xf66, false, 5), // TLD
     (0xf6f, false, 5), // TXQ
@@ -463,7 +465,10 @@ pub(super) fn reallocate(
                     // A group carried back to the top of a loop must not
                     // take a scoreboard another group holds there (as
                     // nvlink's allocator: measured on a copy loop).
-                    let carried = after[s].is_some_and(|l| l.mask() != 0);
+                    // (Not an atomic's: a histogram loop's `ATOMG` read group
+                    // takes the lowest free scoreboard, held there or not.)
+                    let carried = after[s].is_some_and(|l| l.mask() != 0)
+                        && opened[s].is_some_and(|(i, _)| code[i].0 & OPCODE != OP_ATOMG);
                     if let (true, Some((i, k)), Some(top)) =
                         (carried, opened[s], replay.entry.get(j))
                     {
