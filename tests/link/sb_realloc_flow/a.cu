@@ -1,3 +1,5 @@
+#include <cooperative_groups.h>
+
 // Loops of conditional atomics: a chain of forward branches longer than the
 // replay's rounds, and a loop whose top waits for groups of its bottom.
 __global__ void shist(unsigned long long *out, const unsigned *in)
@@ -55,4 +57,18 @@ __global__ void hist8(const unsigned *counts, unsigned long long *out, int bins)
                 atomicAdd(&out[k * bins + i], (unsigned long long)v);
         }
     }
+}
+
+// A tile shuffle: the loaded value is waited for on the fast path and on
+// the warp-divergent slow path after the function's exit (a join), so its
+// group lives across a join.
+__global__ void tile_sum(int *d)
+{
+    namespace cg = cooperative_groups;
+    auto t = cg::tiled_partition<16>(cg::this_thread_block());
+    int v = d[threadIdx.x];
+    for (int k = t.size() / 2; k; k /= 2)
+        v += t.shfl_down(v, k);
+    if (t.thread_rank() == 0)
+        d[threadIdx.x] = v;
 }

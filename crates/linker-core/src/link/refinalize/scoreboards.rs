@@ -179,23 +179,6 @@ fn joins_matter(op: u64, read: bool) -> bool {
     !read && first_scoreboard(op, read) == MEMORY_FIRST
 }
 
-/// Whether the group instruction `i` opens on input label `s` lives across
-/// a join: its first wait in program order lies at or past a branch target
-/// (`joins`), or is a call's (a call waits for every group it needs), or
-/// comes only through a backward branch.
-fn across_join(code: &[(u64, u64)], joins: &[bool], i: usize, s: u8) -> bool {
-    let mut crossed = false;
-    for (j, &(w0, w1)) in code.iter().enumerate().skip(i + 1) {
-        crossed |= joins[j];
-        if wait_mask(w1) & (1 << s) != 0 {
-            return crossed || CALLS.contains(&(w0 & OPCODE));
-        }
-    }
-    // Waited only before it in program order: a loop carries the group
-    // back to its top, a branch target (atomics at the bottom of a loop).
-    true
-}
-
 /// Whether, in program order, a producer joins the stack-pointer load's
 /// scoreboard before the first wait for it.
 fn stack_pointer_joined(code: &[(u64, u64)]) -> bool {
@@ -207,6 +190,33 @@ fn stack_pointer_joined(code: &[(u64, u64)]) -> bool {
         if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
             return true;
         }
+    }
+    false
+}
+
+/// Whether the group instruction `i` opens on input label `s` lives across
+/// a join: on some path from `i` (`succs`), its first wait lies at or past a
+/// branch target (`joins`: a loop's top too, for a group a loop carries
+/// back), or is a call's (a call waits for every group it needs). (A load
+/// whose value both a warp-divergent slow path and the fast path wait for
+/// takes 5: `cooperative_groups` tile shuffles.)
+fn across_join(code: &[(u64, u64)], succs: &[Vec<usize>], joins: &[bool], i: usize, s: u8) -> bool {
+    // (instruction, crossed a join on the way) pairs, each once.
+    let mut seen = vec![[false; 2]; code.len()];
+    let mut stack: Vec<(usize, bool)> = succs[i].iter().map(|&j| (j, false)).collect();
+    while let Some((j, crossed)) = stack.pop() {
+        let crossed = crossed || joins[j];
+        if std::mem::replace(&mut seen[j][usize::from(crossed)], true) {
+            continue;
+        }
+        let (w0, w1) = code[j];
+        if wait_mask(w1) & (1 << s) != 0 {
+            if crossed || CALLS.contains(&(w0 & OPCODE)) {
+                return true;
+            }
+            continue;
+        }
+        stack.extend(succs[j].iter().map(|&k| (k, crossed)));
     }
     false
 }
@@ -388,13 +398,15 @@ pub(super) fn reallocate(
     }
     let n = code.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut succs: Vec<Vec<usize>> = Vec::with_capacity(n);
     let mut branches = vec![false; n];
     for (i, branch) in branches.iter_mut().enumerate() {
         let next = successors(&code, i, tables).ok_or("a branch out of the kernel")?;
         *branch = !next.is_empty() && next != [i + 1];
-        for j in next {
+        for &j in &next {
             preds[j].push(i);
         }
+        succs.push(next);
     }
     // Branch targets: where groups from elsewhere may join.
     let joins: Vec<bool> = preds
@@ -412,7 +424,7 @@ pub(super) fn reallocate(
             let s = field(w1, WRITE_SHIFT);
             Class {
                 memory,
-                across: memory && s < COUNT && across_join(&code, &joins, i, s),
+                across: memory && s < COUNT && across_join(&code, &succs, &joins, i, s),
             }
         })
         .collect();
@@ -1177,9 +1189,15 @@ mod tests {
             (0x0000_0000_0000_7947, 0x000f_c000_0380_0000), // BRA to the next
             (0x0000_0007_0000_7210, 0x001f_ca00_07ff_e0ff), // waits 0 (a join)
         ];
+        let succs = [vec![1], vec![2], vec![]];
         let joins = [false, false, true];
-        assert!(across_join(&code, &joins, 0, 0));
-        assert!(!across_join(&code, &[false; 3], 0, 0));
+        assert!(across_join(&code, &succs, &joins, 0, 0));
+        assert!(!across_join(&code, &succs, &[false; 3], 0, 0));
+        // Waited only through a backward branch, at a loop's top.
+        let looped = [vec![1], vec![2], vec![0]];
+        let top = [true, false, false];
+        let wait_at_top = [code[2], code[1], code[0]];
+        assert!(across_join(&wait_at_top, &looped, &top, 2, 0));
         let ldg = 0x981;
         assert_eq!(choose(0b1, 0, ldg, false, true), Some(5));
         assert_eq!(choose(0b1, 0, ldg, false, false), Some(2));
