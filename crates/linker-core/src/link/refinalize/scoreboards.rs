@@ -13,11 +13,16 @@
 //!
 //! The allocation is replayed in program order: every group of producers
 //! sharing a scoreboard up to the wait that releases it keeps its members,
-//! and takes ptxas' own label where the scoreboards busy at that point are
-//! the ones ptxas saw (the allocator then decides as ptxas did), else the
+//! and takes ptxas' own label where the scoreboards taken are the ones
+//! ptxas saw taken (the allocator then decides as ptxas did), else the
 //! lowest free scoreboard at or above its class's first one
 //! ([`FIRST_SCOREBOARD`], measured; 5 for a memory group that lives across
-//! a join, [`ACROSS_JOIN_FIRST`]). A producer joining a group stays in it.
+//! a join, [`ACROSS_JOIN_FIRST`]). Taken are the scoreboards of the groups
+//! pending there, of those earlier code brings by other paths into the new
+//! group's range (from its producer to the waits for it; a group no wait
+//! drains has none), and of drained groups ptxas' code waits for again
+//! before their label is reused (an `ENDCOLLECTIVE` after its
+//! `WARPSYNC.COLLECTIVE`). A producer joining a group stays in it.
 //! A branch brings its pending groups to its target: a forward one within
 //! the pass, a backward one (a loop's wait at the top for a group of the
 //! bottom) to the next pass, until they settle (`BRX`/`BRXU` go to every
@@ -219,6 +224,101 @@ fn across_join(code: &[(u64, u64)], succs: &[Vec<usize>], joins: &[bool], i: usi
         stack.extend(succs[j].iter().map(|&k| (k, crossed)));
     }
     false
+}
+
+/// Whether, on some path after instruction `i`, which waits for input
+/// label `s`, another wait for `s` comes before a producer opens it again:
+/// ptxas' code waits again for the group `i` drained (as an
+/// `ENDCOLLECTIVE` for what its `WARPSYNC.COLLECTIVE` waited for), and the
+/// allocator holds its scoreboard until then.
+fn waited_again(
+    code: &[(u64, u64)],
+    succs: &[Vec<usize>],
+    preds: &[Vec<usize>],
+    pending_after: &[u8],
+    i: usize,
+    s: u8,
+) -> bool {
+    let w1 = code[i].1;
+    if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
+        return false;
+    }
+    let mut seen = vec![false; code.len()];
+    let mut stack: Vec<usize> = succs[i].iter().copied().filter(|&k| k > i).collect();
+    while let Some(j) = stack.pop() {
+        if std::mem::replace(&mut seen[j], true) {
+            continue;
+        }
+        // (A wait for what another path brings is no second wait.)
+        if preds[j]
+            .iter()
+            .any(|&p| p != i && pending_after[p] & (1 << s) != 0)
+        {
+            continue;
+        }
+        let w1 = code[j].1;
+        if wait_mask(w1) & (1 << s) != 0 {
+            return true;
+        }
+        if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
+            continue;
+        }
+        stack.extend(succs[j].iter().filter(|&&k| k > j));
+    }
+    false
+}
+
+/// Where groups from other paths come into the range of the group
+/// instruction `i` opens on input label `s` (the instructions after which
+/// it is pending on some path, up to the waits for it): the predecessors
+/// outside the range of an instruction in it.
+fn entries(
+    code: &[(u64, u64)],
+    succs: &[Vec<usize>],
+    preds: &[Vec<usize>],
+    i: usize,
+    s: u8,
+) -> Vec<usize> {
+    let mut range = vec![false; code.len()];
+    range[i] = true;
+    let mut stack = vec![i];
+    while let Some(j) = stack.pop() {
+        for &k in &succs[j] {
+            if !range[k] && wait_mask(code[k].1) & (1 << s) == 0 {
+                range[k] = true;
+                stack.push(k);
+            }
+        }
+    }
+    // Only where a wait for it lies ahead (a group no path waits for holds
+    // no scoreboard).
+    let mut live = vec![false; code.len()];
+    let mut stack: Vec<usize> = (0..code.len())
+        .filter(|&j| {
+            range[j]
+                && succs[j]
+                    .iter()
+                    .any(|&k| wait_mask(code[k].1) & (1 << s) != 0)
+        })
+        .collect();
+    for &j in &stack {
+        live[j] = true;
+    }
+    while let Some(j) = stack.pop() {
+        for &p in &preds[j] {
+            if range[p] && !live[p] && p != i {
+                live[p] = true;
+                stack.push(p);
+            }
+        }
+    }
+    let mut from: Vec<usize> = (0..code.len())
+        .filter(|&j| live[j] && j != i)
+        .flat_map(|j| preds[j].iter().copied().filter(|&q| !range[q] && q < i))
+        .collect();
+    from.sort_unstable();
+    from.dedup();
+    from
 }
 
 /// The instructions after slot `i` in control flow (`tables`: the byte
@@ -432,6 +532,22 @@ pub(super) fn reallocate(
             }
         })
         .collect();
+    // Where other paths' groups come into each new group's range.
+    let any_join = joins.iter().any(|&j| j);
+    let comes_in: Vec<[Vec<usize>; 2]> = code
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, w1))| {
+            [WRITE_SHIFT, READ_SHIFT].map(|shift| {
+                let s = field(w1, shift);
+                if any_join && s < COUNT {
+                    entries(&code, &succs, &preds, i, s)
+                } else {
+                    Vec::new()
+                }
+            })
+        })
+        .collect();
     // Input labels possibly pending after each instruction, on any path.
     let mut pending_after = vec![0u8; n];
     let mut changed = true;
@@ -452,7 +568,21 @@ pub(super) fn reallocate(
             }
         }
     }
+    // The labels each wait drains that a later wait drains again.
+    let waits_again: Vec<u8> = code
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, w1))| {
+            (0..COUNT)
+                .filter(|&s| {
+                    wait_mask(w1) & (1 << s) != 0
+                        && waited_again(&code, &succs, &preds, &pending_after, i, s)
+                })
+                .fold(0, |m, s| m | 1 << s)
+        })
+        .collect();
     let flow = Flow {
+        waits_again: &waits_again,
         preds: &preds,
         succs: &succs,
         pending_after: &pending_after,
@@ -462,8 +592,21 @@ pub(super) fn reallocate(
     // seeds settle.
     let mut seeds: Vec<Labels> = vec![[None; COUNT as usize]; n];
     let mut avoid: Vec<[u8; 2]> = vec![[0; 2]; n];
+    let mut ahead: Vec<[Ahead; 2]> = vec![[Ahead::default(); 2]; n];
     for _ in 0..MAX_ROUNDS {
-        let replay = replay(&code, &classes, &flow, &seeds, &avoid, policy);
+        let replay = replay(&code, &classes, &flow, &seeds, &avoid, &ahead, policy);
+        // The groups other paths bring into each new group's range, as
+        // this pass labelled them.
+        let next_ahead: Vec<[Ahead; 2]> = comes_in
+            .iter()
+            .zip(&code)
+            .map(|(from, &(_, w1))| {
+                [0, 1].map(|k| {
+                    let s = field(w1, [WRITE_SHIFT, READ_SHIFT][k]);
+                    Ahead::brought(&replay.after, &pending_after, &from[k], s)
+                })
+            })
+            .collect();
         let mut next: Vec<Labels> = vec![[None; COUNT as usize]; n];
         let mut next_avoid: Vec<[u8; 2]> = vec![[0; 2]; n];
         for (j, ps) in preds.iter().enumerate() {
@@ -497,8 +640,9 @@ pub(super) fn reallocate(
                 }
             }
         }
-        let settled = next == seeds && next_avoid == avoid;
+        let settled = next == seeds && next_avoid == avoid && next_ahead == ahead;
         avoid = next_avoid;
+        ahead = next_ahead;
         seeds = next;
         let out = match replay.out {
             Ok(out) => out,
@@ -556,6 +700,37 @@ struct Replay {
 /// Where each input label's group was opened (instruction, field).
 type Opened = [Option<(usize, usize)>; COUNT as usize];
 
+/// The groups other paths bring into a new group's range ([`entries`]):
+/// their scoreboards and their input labels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Ahead {
+    /// The scoreboards they are on.
+    output: u8,
+    /// Their input labels.
+    input: u8,
+}
+
+impl Ahead {
+    /// What the predecessors `from` bring pending on labels other than `s`,
+    /// as a pass labelled them (`after`: the labels after each instruction
+    /// it got to).
+    fn brought(after: &[Labels], pending_after: &[u8], from: &[usize], s: u8) -> Ahead {
+        let mut a = Ahead::default();
+        for &q in from {
+            let Some(labels) = after.get(q) else { continue };
+            for (t, label) in labels.iter().enumerate() {
+                if let (true, Some(label)) =
+                    (t != s as usize && pending_after[q] & (1 << t) != 0, label)
+                {
+                    a.output |= label.mask();
+                    a.input |= 1 << t;
+                }
+            }
+        }
+        a
+    }
+}
+
 /// An instruction's write field as the allocator classes it.
 #[derive(Debug, Clone, Copy)]
 struct Class {
@@ -573,6 +748,9 @@ struct Flow<'a> {
     succs: &'a [Vec<usize>],
     /// Input labels possibly pending after each instruction, on any path.
     pending_after: &'a [u8],
+    /// The labels each instruction's wait drains that a later wait drains
+    /// again ([`waited_again`]).
+    waits_again: &'a [u8],
 }
 
 /// The allocation replayed in program order, a forward branch bringing its
@@ -585,6 +763,7 @@ fn replay(
     flow: &Flow,
     seeds: &[Labels],
     avoid: &[[u8; 2]],
+    ahead: &[[Ahead; 2]],
     policy: Policy,
 ) -> Replay {
     let mut r = Replay {
@@ -605,6 +784,8 @@ fn replay(
     let mut unreached = false;
     // The scoreboards of each label's last group, once waited for.
     let mut released: [Option<u8>; COUNT as usize] = [None; COUNT as usize];
+    // The scoreboards of drained groups ptxas waits for again, held till then.
+    let mut lingering: [Option<u8>; COUNT as usize] = [None; COUNT as usize];
     for (i, &(w0, w1)) in code.iter().enumerate() {
         let mut forward: Labels = [None; COUNT as usize];
         for &p in flow.preds[i].iter().filter(|&&p| p + 1 != i && p < i) {
@@ -655,7 +836,12 @@ fn replay(
                 // where the registers ask, pending or not; so does nvlink,
                 // on the scoreboards that group got).
                 None => match released[s as usize] {
-                    Some(m) => wait |= m,
+                    Some(m) => {
+                        wait |= m;
+                        if let Some(held) = lingering[s as usize].take() {
+                            busy &= !held;
+                        }
+                    }
                     // Go on: the rest of the replay gives the next round's
                     // seeds.
                     None => unreached = true,
@@ -663,7 +849,14 @@ fn replay(
                 Some(label) => {
                     let m = label.mask();
                     released[s as usize] = Some(m);
-                    busy &= !m;
+                    if flow.waits_again[i] & (1 << s) != 0 {
+                        // Held, scoreboard and input label, until ptxas'
+                        // next wait for it.
+                        lingering[s as usize] = Some(m);
+                        input_busy |= 1 << s;
+                    } else {
+                        busy &= !m;
+                    }
                     wait |= m;
                     if arithmetic {
                         released_arithmetic |= m;
@@ -676,7 +869,8 @@ fn replay(
                                 *other = (mt & !m != 0).then_some(Label::Now(mt & !m));
                                 if other.is_none() {
                                     released[t] = Some(mt);
-                                    input_busy &= !(1 << t);
+                                    // (Its input label stays taken: ptxas
+                                    // saw it so till its own wait.)
                                 }
                             }
                         }
@@ -712,15 +906,24 @@ fn replay(
                 // pointer's scoreboard (for want of a free one: measured on
                 // CUB kernels, where nvlink gives it a scoreboard of its own).
                 None | Some(Label::Dropped) => {
+                    if let Some(held) = lingering[s as usize].take() {
+                        busy &= !held;
+                    }
                     let on_dropped = live[s as usize].is_some();
                     let away = avoid[i][k];
-                    let o = if !on_dropped && busy == input_busy && away & (1 << s) == 0 {
+                    let Ahead { output, input } = ahead[i][k];
+                    let o = if !on_dropped
+                        && busy | output == input_busy | input
+                        && away & (1 << s) == 0
+                    {
                         Some(s)
                     } else {
                         let (op, read) = (w0 & OPCODE, k == 1);
                         let across = !read && classes[i].across;
                         let released = released_arithmetic;
-                        choose(busy | away, released & !away, op, read, across)
+                        let taken = busy | away | output;
+                        choose(taken, released & !taken, op, read, across)
+                            .or_else(|| choose(busy | away, released & !away, op, read, across))
                             .or_else(|| choose(busy, released, op, read, across))
                     };
                     match o {
