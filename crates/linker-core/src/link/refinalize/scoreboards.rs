@@ -40,6 +40,11 @@ use super::{is_control, words, Skip, CALLS, OPCODE, OP_BRA, OP_BRA_UNIFORM};
 use super::{GUARD, GUARD_SHIFT, OP_EXIT, OP_NOP, OP_RET, SLOT};
 use super::{OP_BRX, OP_BRXU, OP_WARPSYNC, OP_WARPSYNC_REGISTER, WARPSYNC_TARGET_BIT};
 
+/// Where a `BRA`'s condition operands start in its second word: a
+/// predicate (3 bits, `PT` 7), its negation, and whether a uniform
+/// register decides (`BRA.DIV`).
+const BRANCH_CONDITION_SHIFT: u32 = 23;
+
 /// `LDC R1, c[0x0][0x37c]` (first word) and its second word below the
 /// control field: the stack-pointer load ptxas puts first in every `-rdc`
 /// function.
@@ -321,6 +326,42 @@ fn entries(
     from
 }
 
+/// The scoreboard from `first` whose groups (`live`) the code waits for
+/// last after instruction `i` (`waits`: where each input label is waited
+/// for, in program order): where none of a memory class is free, nvlink's
+/// allocator puts a new load there rather than below its class (measured on
+/// CUB's radix-sort single-tile kernels: twelve loads in flight).
+fn shared(live: &Labels, waits: &[Vec<usize>], i: usize, first: u8) -> Option<u8> {
+    (first..COUNT)
+        .filter_map(|o| {
+            // The wait that drains the scoreboard: the first for any group on it.
+            let drained = live
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.is_some_and(|l| l.mask() & (1 << o) != 0))
+                .map(|(t, _)| {
+                    let at = waits[t].partition_point(|&j| j <= i);
+                    waits[t].get(at).copied().unwrap_or(usize::MAX)
+                })
+                .min()?;
+            Some((drained, o))
+        })
+        .max()
+        .map(|(_, o)| o)
+}
+
+/// Ends the hold on the scoreboard of label `s`'s drained group
+/// ([`waited_again`]): it is free unless a live group or another hold is on
+/// it.
+fn unhold(lingering: &mut [Option<u8>; COUNT as usize], s: u8, live: &Labels, busy: &mut u8) {
+    let Some(held) = lingering[s as usize].take() else {
+        return;
+    };
+    let kept = live.iter().flatten().fold(0, |m, l| m | l.mask())
+        | lingering.iter().flatten().fold(0, |m, h| m | h);
+    *busy &= !(held & !kept);
+}
+
 /// The instructions after slot `i` in control flow (`tables`: the byte
 /// offsets every jump table of the kernel may branch to, all of them
 /// successors of each indirect branch: more edges only check more);
@@ -339,9 +380,10 @@ fn successors(code: &[(u64, u64)], i: usize, tables: &[u32]) -> Option<Vec<usize
             return None;
         }
         let mut s = vec![(target / SLOT as i64) as usize];
-        // `BRA.U` has a uniform predicate operand, `WARPSYNC.COLLECTIVE`
-        // goes on when the warp is converged: they may fall through.
-        if !(always && op == OP_BRA) {
+        // `BRA P1` has a predicate operand (bits 87–90, `PT` 7), `BRA.DIV`
+        // and `BRA.U` a uniform one (bit 91), `WARPSYNC.COLLECTIVE` goes on
+        // when the warp is converged: they may fall through.
+        if !(always && op == OP_BRA && (w1 >> BRANCH_CONDITION_SHIFT) & 0x1f == 7) {
             s.extend(next);
         }
         return Some(s);
@@ -581,7 +623,15 @@ pub(super) fn reallocate(
                 .fold(0, |m, s| m | 1 << s)
         })
         .collect();
+    let waits: Vec<Vec<usize>> = (0..COUNT)
+        .map(|s| {
+            (0..n)
+                .filter(|&j| wait_mask(code[j].1) & (1 << s) != 0)
+                .collect()
+        })
+        .collect();
     let flow = Flow {
+        waits: &waits,
         waits_again: &waits_again,
         preds: &preds,
         succs: &succs,
@@ -751,6 +801,8 @@ struct Flow<'a> {
     /// The labels each instruction's wait drains that a later wait drains
     /// again ([`waited_again`]).
     waits_again: &'a [u8],
+    /// Where each input label is waited for, in program order.
+    waits: &'a [Vec<usize>],
 }
 
 /// The allocation replayed in program order, a forward branch bringing its
@@ -787,6 +839,14 @@ fn replay(
     // The scoreboards of drained groups ptxas waits for again, held till then.
     let mut lingering: [Option<u8>; COUNT as usize] = [None; COUNT as usize];
     for (i, &(w0, w1)) in code.iter().enumerate() {
+        if i > 0 && !flow.succs[i - 1].contains(&i) {
+            // Reached by branches only (past an `EXIT` or a `BRA`): nothing
+            // pending but what they bring.
+            live = [None; COUNT as usize];
+            opened = [None; COUNT as usize];
+            (memory, busy, input_busy) = (0, 0, 0);
+            lingering = [None; COUNT as usize];
+        }
         let mut forward: Labels = [None; COUNT as usize];
         for &p in flow.preds[i].iter().filter(|&&p| p + 1 != i && p < i) {
             for (s, label) in r.after[p].iter().enumerate() {
@@ -838,9 +898,7 @@ fn replay(
                 None => match released[s as usize] {
                     Some(m) => {
                         wait |= m;
-                        if let Some(held) = lingering[s as usize].take() {
-                            busy &= !held;
-                        }
+                        unhold(&mut lingering, s, &live, &mut busy);
                     }
                     // Go on: the rest of the replay gives the next round's
                     // seeds.
@@ -906,9 +964,7 @@ fn replay(
                 // pointer's scoreboard (for want of a free one: measured on
                 // CUB kernels, where nvlink gives it a scoreboard of its own).
                 None | Some(Label::Dropped) => {
-                    if let Some(held) = lingering[s as usize].take() {
-                        busy &= !held;
-                    }
+                    unhold(&mut lingering, s, &live, &mut busy);
                     let on_dropped = live[s as usize].is_some();
                     let away = avoid[i][k];
                     let Ahead { output, input } = ahead[i][k];
@@ -922,9 +978,17 @@ fn replay(
                         let across = !read && classes[i].across;
                         let released = released_arithmetic;
                         let taken = busy | away | output;
-                        choose(taken, released & !taken, op, read, across)
+                        let o = choose(taken, released & !taken, op, read, across)
                             .or_else(|| choose(busy | away, released & !away, op, read, across))
-                            .or_else(|| choose(busy, released, op, read, across))
+                            .or_else(|| choose(busy, released, op, read, across));
+                        let first = first_scoreboard(op, read);
+                        if first >= MEMORY_FIRST && o.is_none_or(|o| o < first) {
+                            // None of its class free: it joins the group of
+                            // its class's scoreboards waited for last.
+                            shared(&live, flow.waits, i, first).or(o)
+                        } else {
+                            o
+                        }
                     };
                     match o {
                         Some(o) => {
@@ -1317,6 +1381,45 @@ mod tests {
             replayed(warpsync(ptxas(&ASM_EXIT))),
             Ok(Some(text(warpsync(nvlink(&ASM_EXIT)))))
         );
+    }
+
+    #[test]
+    fn only_an_unconditional_bra_does_not_fall_through() {
+        // Words of ptxas 13.0.88 (sm_100, CUB block scans) as cuobjdump
+        // reads them, at slot 2 of a 16-slot text; target 0x40 is slot 4.
+        let at = |words: (u64, u64)| {
+            let mut code = vec![(OP_NOP, 0); 16];
+            code[2] = words;
+            let offset = 0x40 - 3 * SLOT as i64;
+            let (w0, w1) =
+                super::super::encode(super::super::Field::Split, words.0, words.1, offset)
+                    .expect("an offset in range");
+            code[2] = (w0, w1);
+            successors(&code, 2, &[]).expect("a target in the text")
+        };
+        // `BRA 0x2c0`: the target only.
+        assert_eq!(at((0xffff_fffc_0014_7947, 0x000f_ea00_0383_ffff)), [4]);
+        // `BRA.DIV UR4, 0x430` (bit 91): the converged path falls through.
+        assert_eq!(at((0x0000_0002_0480_7947, 0x000f_ec00_0b80_0000)), [4, 3]);
+        // `@P0 BRA P1, 0x1c20` and `BRA` with a predicate operand.
+        assert_eq!(at((0x0000_0000_0000_0947, 0x000f_ea00_0083_0000)), [4, 3]);
+        assert_eq!(at((0x0000_0000_0000_7947, 0x000f_ea00_0083_0000)), [4, 3]);
+    }
+
+    #[test]
+    fn a_hold_ends_only_where_no_live_group_is_on_its_scoreboard() {
+        let mut lingering = [None; COUNT as usize];
+        let mut live: Labels = [None; COUNT as usize];
+        // Label 1's drained group held scoreboard 0; label 0's new group is on it.
+        lingering[1] = Some(1 << 0);
+        live[0] = Some(Label::Now(1 << 0));
+        let mut busy = 1 << 0;
+        unhold(&mut lingering, 1, &live, &mut busy);
+        assert_eq!((busy, lingering[1]), (1 << 0, None));
+        lingering[2] = Some(1 << 3);
+        busy |= 1 << 3;
+        unhold(&mut lingering, 2, &live, &mut busy);
+        assert_eq!(busy, 1 << 0);
     }
 
     #[test]
