@@ -407,7 +407,9 @@ fn successors(code: &[(u64, u64)], i: usize, tables: &[u32]) -> Option<Vec<usize
         s.dedup();
         return Some(s);
     }
-    if op == OP_EXIT && always {
+    // (An `EXIT` with another condition operand than `PT`, never seen, may
+    // fall through as a `BRA` with one does.)
+    if op == OP_EXIT && always && (w1 >> BRANCH_CONDITION_SHIFT) & 0x1f == 7 {
         return Some(Vec::new());
     }
     Some(next.into_iter().collect())
