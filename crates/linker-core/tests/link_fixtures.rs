@@ -91,15 +91,6 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "as at sm_100, and at sm_120/121 the single-tile kernel too is labelled otherwise by nvlink after the shares (scheduling control fields only)",
     ),
     (
-        "sb_realloc_divergent",
-        &[120, 121],
-        Some(&[
-            &["33DeviceRadixSortExclusiveSumKernel", SCHEDULING_ONLY],
-            &["31DeviceRadixSortSingleTileKernel", SCHEDULING_ONLY],
-        ]),
-        "at sm_120/121 nvlink labels both kernels otherwise in a few instructions (8 and 9: which free scoreboard a shared-memory store's read group and a load take; scheduling control fields only); at sm_100/103, the point of the case, they must match (docs/blackwell.md section 8)",
-    ),
-    (
         "relocatable_frames",
         &[100, 120],
         Some(&[&[".debug_frame"]]),

@@ -295,8 +295,11 @@ fn entries(
             }
         }
     }
-    // Only where a wait for it lies ahead (a group no path waits for holds
-    // no scoreboard).
+    // Only where a wait for it lies ahead. A group no path waits for: a
+    // read group of an instruction with a result is done with it (a
+    // shuffle's: nvlink shares its scoreboard with a group that comes in),
+    // a store's holds its scoreboard to the end (ptxas' labels avoid what
+    // comes in at the joins after it; CUB's exclusive sums).
     let mut live = vec![false; code.len()];
     let mut stack: Vec<usize> = (0..code.len())
         .filter(|&j| {
@@ -316,6 +319,9 @@ fn entries(
                 stack.push(p);
             }
         }
+    }
+    if !live.iter().any(|&l| l) && field(code[i].1, WRITE_SHIFT) >= COUNT {
+        live.clone_from(&range);
     }
     let mut from: Vec<usize> = (0..code.len())
         .filter(|&j| live[j] && j != i)
@@ -899,7 +905,10 @@ fn replay(
                 // on the scoreboards that group got).
                 None => match released[s as usize] {
                     Some(m) => {
-                        wait |= m;
+                        // (Not where another group took it since: nvlink
+                        // waits for nothing there.)
+                        let held = lingering[s as usize].unwrap_or(0);
+                        wait |= m & (!busy | held);
                         unhold(&mut lingering, s, &live, &mut busy);
                     }
                     // Go on: the rest of the replay gives the next round's
