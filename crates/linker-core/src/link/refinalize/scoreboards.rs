@@ -17,18 +17,23 @@
 //! ptxas saw taken (the allocator then decides as ptxas did), else the
 //! lowest free scoreboard at or above its class's first one
 //! ([`FIRST_SCOREBOARD`], measured; 5 for a memory group that lives across
-//! a join, [`ACROSS_JOIN_FIRST`]). Taken are the scoreboards of the groups
+//! a join, [`ACROSS_JOIN_FIRST`]; a load that finds its class full joins
+//! the group waited for last). Taken are the scoreboards of the groups
 //! pending there, of those earlier code brings by other paths into the new
 //! group's range (from its producer to the waits for it; a group no wait
-//! drains has none), and of drained groups ptxas' code waits for again
-//! before their label is reused (an `ENDCOLLECTIVE` after its
+//! drains has none if its instruction has a result, and the rest of the
+//! code if it is a store's), and of drained groups ptxas' code waits for
+//! again before their label is reused (an `ENDCOLLECTIVE` after its
 //! `WARPSYNC.COLLECTIVE`). A producer joining a group stays in it.
 //! A branch brings its pending groups to its target: a forward one within
 //! the pass, a backward one (a loop's wait at the top for a group of the
 //! bottom) to the next pass, until they settle (`BRX`/`BRXU` go to every
-//! target of the kernel's jump tables). Where paths bring different groups
+//! target of the kernel's jump tables; a `BRA` with a condition operand,
+//! `BRA.DIV` too, falls through); code only branches reach starts with
+//! what they bring. Where paths bring different groups
 //! under one label, a wait for it waits for all of them; a wait for a group
-//! an earlier wait drained waits on that group's scoreboard again. A
+//! an earlier wait drained waits on that group's scoreboard again, unless
+//! another group took it since. A
 //! producer ptxas put on the dropped stack pointer's scoreboard starts a
 //! group of its own. What the replay cannot vouch for keeps ptxas' fields:
 //! labels that do not settle, a group shared with the kept stack pointer's,
