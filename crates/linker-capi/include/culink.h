@@ -35,12 +35,14 @@ typedef enum {
   CULINK_ERROR_INVALID_INPUT = 3,
   /*
    `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
-   rejected the PTX), or `-lto`'s optimization failed (no libnvJitLink,
-   or it rejected the LTO IR): see the error log.
+   rejected the PTX, the optimized program's included): see the error
+   log.
    */
   CULINK_ERROR_PTX_COMPILE = 4,
   /*
-   An LTO-IR (NVVM) input to a handle created without `-lto`.
+   An LTO-IR (NVVM) input to a handle created without `-lto`; or, from
+   `culinkComplete`, `-lto`'s optimization failed (no libnvJitLink, or
+   it rejected the LTO IR), as nvJitLink's: see the error log.
    */
   CULINK_ERROR_NVVM_COMPILE = 5,
   /*

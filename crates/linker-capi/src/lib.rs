@@ -75,10 +75,12 @@ pub enum culinkResult {
     /// on its inputs (undefined or multiply defined symbols, ...): see the error log.
     CULINK_ERROR_INVALID_INPUT = 3,
     /// `culinkComplete`: PTX could not be compiled (no ptxas found, or ptxas
-    /// rejected the PTX), or `-lto`'s optimization failed (no libnvJitLink,
-    /// or it rejected the LTO IR): see the error log.
+    /// rejected the PTX, the optimized program's included): see the error
+    /// log.
     CULINK_ERROR_PTX_COMPILE = 4,
-    /// An LTO-IR (NVVM) input to a handle created without `-lto`.
+    /// An LTO-IR (NVVM) input to a handle created without `-lto`; or, from
+    /// `culinkComplete`, `-lto`'s optimization failed (no libnvJitLink, or
+    /// it rejected the LTO IR), as nvJitLink's: see the error log.
     CULINK_ERROR_NVVM_COMPILE = 5,
     /// A bug in culink (a caught panic): see the error log.
     CULINK_ERROR_INTERNAL = 6,
@@ -240,6 +242,8 @@ impl State {
                 let code = failure.errors().next().map(|e| match e.kind {
                     ErrorKind::Arch => CULINK_ERROR_ARCH_MISMATCH,
                     ErrorKind::Compile => CULINK_ERROR_PTX_COMPILE,
+                    // (nvJitLink's NVJITLINK_ERROR_NVVM_COMPILE.)
+                    ErrorKind::Optimize => CULINK_ERROR_NVVM_COMPILE,
                     _ => CULINK_ERROR_INVALID_INPUT,
                 });
                 match code {
@@ -893,6 +897,40 @@ mod tests {
             check(CULINK_INPUT_ANY, b""),
             Some(CULINK_ERROR_INVALID_INPUT)
         );
+    }
+
+    #[test]
+    fn a_failed_link_time_optimization_is_an_nvvm_compile_error() {
+        let (arch, lto, lib) = (
+            c"-arch=sm_90",
+            c"-lto",
+            c"-nvjitlink=/nonexistent/libnvJitLink.so",
+        );
+        let mut opts = [arch.as_ptr(), lto.as_ptr(), lib.as_ptr()];
+        let mut h: culinkHandle = std::ptr::null_mut();
+        // SAFETY: `h` and `opts` are live locals; the options are NUL-terminated.
+        assert_eq!(
+            unsafe { culinkCreate(&mut h, 3, opts.as_mut_ptr()) },
+            CULINK_SUCCESS
+        );
+        // LTO IR by its magic (the optimizer is never reached: no library).
+        let ltoir = b"\xed\x43\x4e\x7f\x01\x00\x00\x00";
+        // SAFETY: `ltoir` and the name are live for the call.
+        let r = unsafe {
+            culinkAddData(
+                h,
+                CULINK_INPUT_LTOIR,
+                ltoir.as_ptr().cast(),
+                ltoir.len(),
+                c"k.ltoir".as_ptr(),
+            )
+        };
+        assert_eq!(r, CULINK_SUCCESS, "{}", error_log(h));
+        assert_eq!(culinkComplete(h), CULINK_ERROR_NVVM_COMPILE);
+        let log = error_log(h);
+        assert!(log.contains("/nonexistent/libnvJitLink.so"), "{log}");
+        // SAFETY: `h` is a live local.
+        assert_eq!(unsafe { culinkDestroy(&mut h) }, CULINK_SUCCESS);
     }
 
     #[test]

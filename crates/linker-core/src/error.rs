@@ -25,6 +25,10 @@ pub enum ErrorKind {
     Overflow,
     /// PTX could not be compiled: no ptxas found, or ptxas failed on the input.
     Compile,
+    /// Link-time optimization failed: NVIDIA's libnvJitLink could not be
+    /// loaded, or it refused or failed on the LTO IR (its PTX output then
+    /// goes to ptxas: a failure there is [`ErrorKind::Compile`]).
+    Optimize,
 }
 
 /// An error with linker context.

@@ -178,7 +178,7 @@ pub fn optimize(
     });
     let Some(api) = api else {
         return Err(Error::new(
-            ErrorKind::Compile,
+            ErrorKind::Optimize,
             format!(
                 "link-time optimization needs NVIDIA's libnvJitLink (CUDA 13), which culink loads at run time; none could be loaded ({}); give one with --nvjitlink PATH",
                 tried.join("; ")
@@ -200,7 +200,7 @@ pub fn optimize(
     let r = unsafe { (api.create)(&mut h, ptrs.len() as u32, ptrs.as_ptr()) };
     if r != 0 || h.is_null() {
         return Err(Error::new(
-            ErrorKind::Compile,
+            ErrorKind::Optimize,
             format!("libnvJitLink refused the options {options:?} (result {r})"),
         ));
     }
@@ -224,7 +224,7 @@ pub fn optimize(
         };
         if r != 0 {
             return Err(Error::new(
-                ErrorKind::Compile,
+                ErrorKind::Optimize,
                 format!(
                     "libnvJitLink refused its LTO IR (result {r}): {}",
                     session.error_log()
@@ -237,7 +237,7 @@ pub fn optimize(
     let r = unsafe { (api.complete)(session.h) };
     if r != 0 {
         return Err(Error::new(
-            ErrorKind::Compile,
+            ErrorKind::Optimize,
             format!(
                 "link-time optimization failed (libnvJitLink result {r}): {}",
                 session.error_log()
@@ -246,7 +246,7 @@ pub fn optimize(
     }
     session.text(api.ptx_size, api.ptx).ok_or_else(|| {
         Error::new(
-            ErrorKind::Compile,
+            ErrorKind::Optimize,
             "libnvJitLink gave no PTX for the link-time optimized program",
         )
     })
@@ -285,7 +285,7 @@ mod tests {
             &[],
         )
         .unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Compile);
+        assert_eq!(e.kind, ErrorKind::Optimize);
         assert!(e.message.contains("/nonexistent/libnvJitLink.so"), "{e}");
         assert!(e.message.contains("--nvjitlink"), "{e}");
     }
