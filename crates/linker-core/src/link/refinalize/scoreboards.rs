@@ -328,8 +328,13 @@ fn entries(
     if !live.iter().any(|&l| l) && field(code[i].1, WRITE_SHIFT) >= COUNT {
         live.clone_from(&range);
     }
+    // (Its waits ahead too: what comes in there meets it before the wait.
+    // A wait a loop carries it back to is the loop-carried avoid set's.)
+    let waits_for_it = (i + 1..code.len())
+        .filter(|&k| wait_mask(code[k].1) & (1 << s) != 0 && preds[k].iter().any(|&j| live[j]));
     let mut from: Vec<usize> = (0..code.len())
         .filter(|&j| live[j] && j != i)
+        .chain(waits_for_it)
         .flat_map(|j| preds[j].iter().copied().filter(|&q| !range[q] && q < i))
         .collect();
     from.sort_unstable();
