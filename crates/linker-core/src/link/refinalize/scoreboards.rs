@@ -209,137 +209,198 @@ fn stack_pointer_joined(code: &[(u64, u64)]) -> bool {
     false
 }
 
-/// Whether the group instruction `i` opens on input label `s` lives across
-/// a join: on some path from `i` (`succs`), its first wait lies at or past a
-/// branch target (`joins`: a loop's top too, for a group a loop carries
-/// back), or is a call's (a call waits for every group it needs). (A load
-/// whose value both a warp-divergent slow path and the fast path wait for
-/// takes 5: `cooperative_groups` tile shuffles.)
-fn across_join(code: &[(u64, u64)], succs: &[Vec<usize>], joins: &[bool], i: usize, s: u8) -> bool {
-    // (instruction, crossed a join on the way) pairs, each once.
-    let mut seen = vec![[false; 2]; code.len()];
-    let mut stack: Vec<(usize, bool)> = succs[i].iter().map(|&j| (j, false)).collect();
-    while let Some((j, crossed)) = stack.pop() {
-        let crossed = crossed || joins[j];
-        if std::mem::replace(&mut seen[j][usize::from(crossed)], true) {
-            continue;
+/// Instructions marked in one walk; a new walk clears them in constant time.
+struct Marks {
+    stamp: Vec<u32>,
+    now: u32,
+}
+
+impl Marks {
+    fn new(n: usize) -> Marks {
+        Marks {
+            stamp: vec![0; n],
+            now: 0,
         }
-        let (w0, w1) = code[j];
-        if wait_mask(w1) & (1 << s) != 0 {
-            if crossed || CALLS.contains(&(w0 & OPCODE)) {
+    }
+
+    /// Starts a walk: nothing marked.
+    fn start(&mut self) {
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            self.stamp.fill(0);
+            self.now = 1;
+        }
+    }
+
+    /// Marks `j`; whether it was not marked yet.
+    fn mark(&mut self, j: usize) -> bool {
+        std::mem::replace(&mut self.stamp[j], self.now) != self.now
+    }
+
+    fn has(&self, j: usize) -> bool {
+        self.stamp[j] == self.now
+    }
+}
+
+/// A kernel's control flow, for the walks that ask where a group lives.
+/// Each walk goes only where a wait for its label lies ahead ([`Paths::ahead`]),
+/// so it costs what the group's life is long, not the kernel.
+struct Paths<'a> {
+    code: &'a [(u64, u64)],
+    succs: &'a [Vec<usize>],
+    preds: &'a [Vec<usize>],
+    /// For each instruction, the input labels a wait for which some path
+    /// after it reaches.
+    ahead: Vec<u8>,
+    marks: Marks,
+}
+
+impl<'a> Paths<'a> {
+    fn new(code: &'a [(u64, u64)], succs: &'a [Vec<usize>], preds: &'a [Vec<usize>]) -> Self {
+        let mut ahead = vec![0u8; code.len()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for j in (0..code.len()).rev() {
+                let a = succs[j]
+                    .iter()
+                    .fold(0, |m, &k| m | wait_mask(code[k].1) | ahead[k]);
+                if a != ahead[j] {
+                    ahead[j] = a;
+                    changed = true;
+                }
+            }
+        }
+        Paths {
+            code,
+            succs,
+            preds,
+            ahead,
+            marks: Marks::new(2 * code.len()),
+        }
+    }
+
+    fn waits(&self, k: usize, s: u8) -> bool {
+        wait_mask(self.code[k].1) & (1 << s) != 0
+    }
+
+    /// Whether the group instruction `i` opens on input label `s` lives
+    /// across a join: on some path from `i`, its first wait lies at or past
+    /// a branch target (`joins`: a loop's top too, for a group a loop
+    /// carries back), or is a call's (a call waits for every group it
+    /// needs). (A load whose value both a warp-divergent slow path and the
+    /// fast path wait for takes 5: `cooperative_groups` tile shuffles.)
+    fn across_join(&mut self, joins: &[bool], i: usize, s: u8) -> bool {
+        // (instruction, crossed a join on the way) pairs, each once.
+        self.marks.start();
+        let mut stack: Vec<(usize, bool)> = self.succs[i].iter().map(|&j| (j, false)).collect();
+        while let Some((j, crossed)) = stack.pop() {
+            let crossed = crossed || joins[j];
+            if !self.marks.mark(2 * j + usize::from(crossed)) {
+                continue;
+            }
+            if self.waits(j, s) {
+                if crossed || CALLS.contains(&(self.code[j].0 & OPCODE)) {
+                    return true;
+                }
+                continue;
+            }
+            if self.ahead[j] & (1 << s) != 0 {
+                stack.extend(self.succs[j].iter().map(|&k| (k, crossed)));
+            }
+        }
+        false
+    }
+
+    /// Whether, on some path after instruction `i`, which waits for input
+    /// label `s`, another wait for `s` comes before a producer opens it
+    /// again: ptxas' code waits again for the group `i` drained (as an
+    /// `ENDCOLLECTIVE` for what its `WARPSYNC.COLLECTIVE` waited for), and
+    /// the allocator holds its scoreboard until then.
+    fn waited_again(&mut self, pending_after: &[u8], i: usize, s: u8) -> bool {
+        let w1 = self.code[i].1;
+        if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
+            return false;
+        }
+        self.marks.start();
+        let mut stack: Vec<usize> = self.succs[i].iter().copied().filter(|&k| k > i).collect();
+        while let Some(j) = stack.pop() {
+            if !self.marks.mark(j) {
+                continue;
+            }
+            // (A wait for what another path brings is no second wait.)
+            if self.preds[j]
+                .iter()
+                .any(|&p| p != i && pending_after[p] & (1 << s) != 0)
+            {
+                continue;
+            }
+            let w1 = self.code[j].1;
+            if wait_mask(w1) & (1 << s) != 0 {
                 return true;
             }
-            continue;
-        }
-        stack.extend(succs[j].iter().map(|&k| (k, crossed)));
-    }
-    false
-}
-
-/// Whether, on some path after instruction `i`, which waits for input
-/// label `s`, another wait for `s` comes before a producer opens it again:
-/// ptxas' code waits again for the group `i` drained (as an
-/// `ENDCOLLECTIVE` for what its `WARPSYNC.COLLECTIVE` waited for), and the
-/// allocator holds its scoreboard until then.
-fn waited_again(
-    code: &[(u64, u64)],
-    succs: &[Vec<usize>],
-    preds: &[Vec<usize>],
-    pending_after: &[u8],
-    i: usize,
-    s: u8,
-) -> bool {
-    let w1 = code[i].1;
-    if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
-        return false;
-    }
-    let mut seen = vec![false; code.len()];
-    let mut stack: Vec<usize> = succs[i].iter().copied().filter(|&k| k > i).collect();
-    while let Some(j) = stack.pop() {
-        if std::mem::replace(&mut seen[j], true) {
-            continue;
-        }
-        // (A wait for what another path brings is no second wait.)
-        if preds[j]
-            .iter()
-            .any(|&p| p != i && pending_after[p] & (1 << s) != 0)
-        {
-            continue;
-        }
-        let w1 = code[j].1;
-        if wait_mask(w1) & (1 << s) != 0 {
-            return true;
-        }
-        if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
-            continue;
-        }
-        stack.extend(succs[j].iter().filter(|&&k| k > j));
-    }
-    false
-}
-
-/// Where groups from other paths come into the range of the group
-/// instruction `i` opens on input label `s` (the instructions after which
-/// it is pending on some path, up to the waits for it): the predecessors
-/// outside the range of an instruction in it.
-fn entries(
-    code: &[(u64, u64)],
-    succs: &[Vec<usize>],
-    preds: &[Vec<usize>],
-    i: usize,
-    s: u8,
-) -> Vec<usize> {
-    let mut range = vec![false; code.len()];
-    range[i] = true;
-    let mut stack = vec![i];
-    while let Some(j) = stack.pop() {
-        for &k in &succs[j] {
-            if !range[k] && wait_mask(code[k].1) & (1 << s) == 0 {
-                range[k] = true;
-                stack.push(k);
+            if field(w1, WRITE_SHIFT) == s || field(w1, READ_SHIFT) == s {
+                continue;
+            }
+            if self.ahead[j] & (1 << s) != 0 {
+                stack.extend(self.succs[j].iter().filter(|&&k| k > j));
             }
         }
+        false
     }
-    // Only where a wait for it lies ahead. A group no path waits for: a
-    // read group of an instruction with a result is done with it (a
-    // shuffle's: nvlink shares its scoreboard with a group that comes in),
-    // a store's holds its scoreboard to the end (ptxas' labels avoid what
-    // comes in at the joins after it; CUB's exclusive sums).
-    let mut live = vec![false; code.len()];
-    let mut stack: Vec<usize> = (0..code.len())
-        .filter(|&j| {
-            range[j]
-                && succs[j]
-                    .iter()
-                    .any(|&k| wait_mask(code[k].1) & (1 << s) != 0)
-        })
-        .collect();
-    for &j in &stack {
-        live[j] = true;
-    }
-    while let Some(j) = stack.pop() {
-        for &p in &preds[j] {
-            if range[p] && !live[p] && p != i {
-                live[p] = true;
-                stack.push(p);
+
+    /// Where groups from other paths come into the range of the group
+    /// instruction `i` opens on input label `s` (the instructions after
+    /// which it is pending on some path, up to the waits for it, where a
+    /// wait lies ahead; and those waits, where what comes in meets it
+    /// before the wait): the predecessors before `i`, outside the range, of
+    /// an instruction in it. A group no path waits for: a read group of an
+    /// instruction with a result is done with it (a shuffle's: nvlink
+    /// shares its scoreboard with a group that comes in), a store's holds
+    /// its scoreboard to the end (ptxas' labels avoid what comes in at the
+    /// joins after it; CUB's exclusive sums). (A wait a loop carries it
+    /// back to is the loop-carried avoid set's.)
+    fn entries(&mut self, i: usize, s: u8) -> Vec<usize> {
+        let dead = self.ahead[i] & (1 << s) == 0;
+        if dead && field(self.code[i].1, WRITE_SHIFT) < COUNT {
+            return Vec::new();
+        }
+        self.marks.start();
+        self.marks.mark(i);
+        let mut range = vec![i];
+        let mut at = 0;
+        while let Some(&j) = range.get(at) {
+            at += 1;
+            for &k in &self.succs[j] {
+                if !self.waits(k, s)
+                    && (dead || self.ahead[k] & (1 << s) != 0)
+                    && self.marks.mark(k)
+                {
+                    range.push(k);
+                }
             }
         }
+        let mut from = Vec::new();
+        for &j in &range {
+            if j != i {
+                from.extend(
+                    self.preds[j]
+                        .iter()
+                        .filter(|&&q| q < i && !self.marks.has(q)),
+                );
+            }
+            for &k in self.succs[j].iter().filter(|&&k| k > i && self.waits(k, s)) {
+                from.extend(
+                    self.preds[k]
+                        .iter()
+                        .filter(|&&q| q < i && !self.marks.has(q)),
+                );
+            }
+        }
+        from.sort_unstable();
+        from.dedup();
+        from
     }
-    if !live.iter().any(|&l| l) && field(code[i].1, WRITE_SHIFT) >= COUNT {
-        live.clone_from(&range);
-    }
-    // (Its waits ahead too: what comes in there meets it before the wait.
-    // A wait a loop carries it back to is the loop-carried avoid set's.)
-    let waits_for_it = (i + 1..code.len())
-        .filter(|&k| wait_mask(code[k].1) & (1 << s) != 0 && preds[k].iter().any(|&j| live[j]));
-    let mut from: Vec<usize> = (0..code.len())
-        .filter(|&j| live[j] && j != i)
-        .chain(waits_for_it)
-        .flat_map(|j| preds[j].iter().copied().filter(|&q| !range[q] && q < i))
-        .collect();
-    from.sort_unstable();
-    from.dedup();
-    from
 }
 
 /// The scoreboard from `first` whose groups (`live`) the code waits for
@@ -578,6 +639,7 @@ pub(super) fn reallocate(
         .enumerate()
         .map(|(j, ps)| ps.iter().any(|&p| p + 1 != j))
         .collect();
+    let mut paths = Paths::new(&code, &succs, &preds);
     // What the rounds ask of each producer, found once: whether its write
     // is of the memory class, and whether that group lives across a join.
     let classes: Vec<Class> = code
@@ -588,7 +650,7 @@ pub(super) fn reallocate(
             let s = field(w1, WRITE_SHIFT);
             Class {
                 memory,
-                across: memory && s < COUNT && across_join(&code, &succs, &joins, i, s),
+                across: memory && s < COUNT && paths.across_join(&joins, i, s),
             }
         })
         .collect();
@@ -601,7 +663,7 @@ pub(super) fn reallocate(
             [WRITE_SHIFT, READ_SHIFT].map(|shift| {
                 let s = field(w1, shift);
                 if any_join && s < COUNT {
-                    entries(&code, &succs, &preds, i, s)
+                    paths.entries(i, s)
                 } else {
                     Vec::new()
                 }
@@ -635,8 +697,7 @@ pub(super) fn reallocate(
         .map(|(i, &(_, w1))| {
             (0..COUNT)
                 .filter(|&s| {
-                    wait_mask(w1) & (1 << s) != 0
-                        && waited_again(&code, &succs, &preds, &pending_after, i, s)
+                    wait_mask(w1) & (1 << s) != 0 && paths.waited_again(&pending_after, i, s)
                 })
                 .fold(0, |m, s| m | 1 << s)
         })
@@ -1509,15 +1570,27 @@ mod tests {
             (0x0000_0000_0000_7947, 0x000f_c000_0380_0000), // BRA to the next
             (0x0000_0007_0000_7210, 0x001f_ca00_07ff_e0ff), // waits 0 (a join)
         ];
+        let preds_of = |succs: &[Vec<usize>]| {
+            let mut preds = vec![Vec::new(); succs.len()];
+            for (j, ks) in succs.iter().enumerate() {
+                for &k in ks {
+                    preds[k].push(j);
+                }
+            }
+            preds
+        };
         let succs = [vec![1], vec![2], vec![]];
+        let preds = preds_of(&succs);
+        let mut paths = Paths::new(&code, &succs, &preds);
         let joins = [false, false, true];
-        assert!(across_join(&code, &succs, &joins, 0, 0));
-        assert!(!across_join(&code, &succs, &[false; 3], 0, 0));
+        assert!(paths.across_join(&joins, 0, 0));
+        assert!(!paths.across_join(&[false; 3], 0, 0));
         // Waited only through a backward branch, at a loop's top.
         let looped = [vec![1], vec![2], vec![0]];
+        let preds = preds_of(&looped);
         let top = [true, false, false];
         let wait_at_top = [code[2], code[1], code[0]];
-        assert!(across_join(&wait_at_top, &looped, &top, 2, 0));
+        assert!(Paths::new(&wait_at_top, &looped, &preds).across_join(&top, 2, 0));
         let ldg = 0x981;
         assert_eq!(choose(0b1, 0, ldg, false, true), Some(5));
         assert_eq!(choose(0b1, 0, ldg, false, false), Some(2));
