@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 /// relocations.
 const LIB_KERNELS: usize = 80;
 const LIB_LOADS: usize = 500;
+/// Conditional global loads of the leaf kernel (about 16 instructions each).
+const LEAF_LOADS: usize = 2500;
 /// nvlink runs taking longer than this (warm-up) get [`SLOW_RUNS`] timed runs.
 const SLOW_SECS: f64 = 10.0;
 const SLOW_RUNS: usize = 3;
@@ -37,12 +39,15 @@ enum Workload {
     Synthetic { sm: u32, n: usize },
     /// The large constant-heavy library object plus one small object.
     Library { sm: u32 },
+    /// One object with one long leaf kernel (Blackwell: nvlink re-allocates
+    /// its scoreboards, and so does culink's replay).
+    Leaf { sm: u32 },
 }
 
 impl Workload {
     fn sm(self) -> u32 {
         match self {
-            Workload::Synthetic { sm, .. } | Workload::Library { sm } => sm,
+            Workload::Synthetic { sm, .. } | Workload::Library { sm } | Workload::Leaf { sm } => sm,
         }
     }
 
@@ -50,6 +55,7 @@ impl Workload {
         match self {
             Workload::Synthetic { sm, n } => format!("sm_{sm}-{n}"),
             Workload::Library { sm } => format!("sm_{sm}-lib"),
+            Workload::Leaf { sm } => format!("sm_{sm}-leaf"),
         }
     }
 
@@ -58,6 +64,7 @@ impl Workload {
             Workload::Synthetic { sm: 90, n } => n.to_string(),
             Workload::Synthetic { sm, n } => format!("{n} (sm_{sm})"),
             Workload::Library { sm } => format!("library (sm_{sm})"),
+            Workload::Leaf { sm } => format!("leaf kernel (sm_{sm})"),
         }
     }
 
@@ -66,6 +73,7 @@ impl Workload {
         match self {
             Workload::Synthetic { n, .. } => (0..n).map(|i| format!("o{i:05}.o")).collect(),
             Workload::Library { .. } => vec!["lib.o".into(), "small.o".into()],
+            Workload::Leaf { .. } => vec!["leaf.o".into()],
         }
     }
 
@@ -76,6 +84,7 @@ impl Workload {
                 bench_gen::library_object(sm, LIB_KERNELS, LIB_LOADS)
             }
             Workload::Library { sm } => bench_gen::synthetic_object(0, 1, sm),
+            Workload::Leaf { sm } => bench_gen::leaf_object(sm, LEAF_LOADS),
         }
     }
 
@@ -169,11 +178,13 @@ fn plan(o: &Options) -> Vec<Workload> {
     if !o.quick {
         w.push(Workload::Synthetic { sm: 80, n: 1000 });
         w.push(Workload::Library { sm: 90 });
+        w.push(Workload::Leaf { sm: 100 });
     }
     w
 }
 
-/// One `--sizes` item: `N` (sm_90), `sm_NN:N`, `lib` or `sm_NN:lib`.
+/// One `--sizes` item: `N` (sm_90), `sm_NN:N`, `lib` or `sm_NN:lib`,
+/// `leaf` or `sm_NN:leaf`.
 fn parse_workload(s: &str) -> Option<Workload> {
     let s = s.trim();
     let (sm, what) = match s.split_once(':') {
@@ -182,6 +193,9 @@ fn parse_workload(s: &str) -> Option<Workload> {
     };
     if what == "lib" {
         return Some(Workload::Library { sm });
+    }
+    if what == "leaf" {
+        return Some(Workload::Leaf { sm });
     }
     let n = what.parse().ok().filter(|&n| n >= 1)?;
     Some(Workload::Synthetic { sm, n })
@@ -849,7 +863,7 @@ mod tests {
     #[test]
     fn plans() {
         let o = parse_args(&[]).unwrap();
-        assert_eq!(plan(&o).len(), 8);
+        assert_eq!(plan(&o).len(), 9);
         assert_eq!(
             scaling_size(&plan(&o)),
             Some(Workload::Synthetic { sm: 90, n: 2000 })
@@ -866,12 +880,13 @@ mod tests {
             Some(Workload::Synthetic { sm: 90, n: 7 })
         );
         assert!(parse_args(&["--sizes".into(), "0".into()]).is_err());
-        let l = parse_args(&["--sizes".into(), "lib,sm_80:5".into()]).unwrap();
+        let l = parse_args(&["--sizes".into(), "lib,sm_80:5,sm_100:leaf".into()]).unwrap();
         assert_eq!(
             plan(&l),
             [
                 Workload::Library { sm: 90 },
-                Workload::Synthetic { sm: 80, n: 5 }
+                Workload::Synthetic { sm: 80, n: 5 },
+                Workload::Leaf { sm: 100 }
             ]
         );
     }

@@ -242,6 +242,30 @@ pub fn library_object(sm: u32, kernels: usize, loads: usize) -> String {
     o
 }
 
+/// The PTX of one long leaf kernel: an early exit, then `loads` global
+/// loads, each compared and, when large, multiplied with another load into
+/// the sum (the shape whose scoreboards nvlink's finalizer re-allocates at
+/// sm_100 and later, docs/blackwell.md §8; culink's replay walks its
+/// groups).
+pub fn leaf_object(sm: u32, loads: usize) -> String {
+    let mut o = String::with_capacity(loads * 400);
+    header(&mut o, sm);
+    o.push_str(
+        ".visible .entry bench_leaf(.param .u64 in, .param .u64 out, .param .u32 n, .param .f32 t)\n{\n\t.reg .pred %p<3>;\n\t.reg .b32 %r<8>;\n\t.reg .f32 %f<8>;\n\t.reg .b64 %rd<8>;\n\tld.param.u64 %rd1, [in];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tld.param.u64 %rd2, [out];\n\tcvta.to.global.u64 %rd2, %rd2;\n\tld.param.u32 %r1, [n];\n\tld.param.f32 %f1, [t];\n\tmov.u32 %r2, %tid.x;\n\tmov.u32 %r3, %ctaid.x;\n\tmov.u32 %r4, %ntid.x;\n\tmad.lo.u32 %r2, %r3, %r4, %r2;\n\tsetp.ge.u32 %p1, %r2, %r1;\n\t@%p1 bra DONE;\n\tmov.f32 %f2, 0f00000000;\n",
+    );
+    for l in 0..loads {
+        let _ = writeln!(
+            o,
+            "\tadd.u32 %r5, %r2, {};\n\tand.b32 %r5, %r5, 1048575;\n\tmul.wide.u32 %rd3, %r5, 4;\n\tadd.u64 %rd4, %rd1, %rd3;\n\tld.global.f32 %f3, [%rd4];\n\tsetp.gt.f32 %p2, %f3, %f1;\n\t@!%p2 bra L{l};\n\tmad.lo.u32 %r6, %r2, 3, {l};\n\tand.b32 %r6, %r6, 65535;\n\tmul.wide.u32 %rd5, %r6, 4;\n\tadd.u64 %rd6, %rd2, %rd5;\n\tld.global.f32 %f4, [%rd6];\n\tfma.rn.f32 %f2, %f3, %f4, %f2;\n\tbra.uni M{l};\nL{l}:\n\tsub.f32 %f2, %f2, %f3;\nM{l}:",
+            (mix(l, 3) as usize) % 1_000_003
+        );
+    }
+    o.push_str(
+        "\tmul.wide.u32 %rd7, %r2, 4;\n\tadd.u64 %rd7, %rd2, %rd7;\n\tst.global.f32 [%rd7], %f2;\nDONE:\n\tret;\n}\n",
+    );
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +311,17 @@ mod tests {
         let p = synthetic_object(0, 1, 90);
         assert!(!p.contains(".extern"));
         assert!(p.contains("generic(bench_g0), generic(bench_g0)"));
+    }
+
+    #[test]
+    fn leaf_object_counts() {
+        let p = leaf_object(100, 4);
+        assert!(p.starts_with(".version 9.0\n.target sm_100\n"));
+        assert_eq!(p.matches(".entry ").count(), 1);
+        assert_eq!(p.matches("ld.global.f32").count(), 8);
+        assert_eq!(p.matches('{').count(), p.matches('}').count());
+        assert!(!p.contains("call"));
+        assert_eq!(p, leaf_object(100, 4));
     }
 
     #[test]
