@@ -237,6 +237,7 @@ impl Marks {
         std::mem::replace(&mut self.stamp[j], self.now) != self.now
     }
 
+    /// Whether `j` is marked in this walk.
     fn has(&self, j: usize) -> bool {
         self.stamp[j] == self.now
     }
