@@ -429,7 +429,7 @@ fn shared(live: &Labels, waits: &[Vec<usize>], i: usize, first: u8) -> Option<u8
 }
 
 /// Ends the hold on the scoreboard of label `s`'s drained group
-/// ([`waited_again`]): it is free unless a live group or another hold is on
+/// ([`Paths::waited_again`]): it is free unless a live group or another hold is on
 /// it.
 fn unhold(lingering: &mut [Option<u8>; COUNT as usize], s: u8, live: &Labels, busy: &mut u8) {
     let Some(held) = lingering[s as usize].take() else {
@@ -830,7 +830,7 @@ struct Replay {
 /// Where each input label's group was opened (instruction, field).
 type Opened = [Option<(usize, usize)>; COUNT as usize];
 
-/// The groups other paths bring into a new group's range ([`entries`]):
+/// The groups other paths bring into a new group's range ([`Paths::entries`]):
 /// their scoreboards and their input labels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Ahead {
@@ -879,7 +879,7 @@ struct Flow<'a> {
     /// Input labels possibly pending after each instruction, on any path.
     pending_after: &'a [u8],
     /// The labels each instruction's wait drains that a later wait drains
-    /// again ([`waited_again`]).
+    /// again ([`Paths::waited_again`]).
     waits_again: &'a [u8],
     /// Where each input label is waited for, in program order.
     waits: &'a [Vec<usize>],
