@@ -783,15 +783,25 @@ mod tests {
     use super::*;
 
     fn new_handle() -> culinkHandle {
-        let arch = c"-arch=sm_90";
-        let mut opts = [arch.as_ptr()];
+        handle_with(&[c"-arch=sm_90"])
+    }
+
+    /// A handle created with `options`.
+    fn handle_with(options: &[&CStr]) -> culinkHandle {
+        let mut opts: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         let mut h: culinkHandle = std::ptr::null_mut();
-        // SAFETY: `h` and `opts` are live locals; the option is NUL-terminated.
+        // SAFETY: `h` and `opts` are live locals; the options are NUL-terminated.
         assert_eq!(
-            unsafe { culinkCreate(&mut h, 1, opts.as_mut_ptr()) },
+            unsafe { culinkCreate(&mut h, opts.len() as u32, opts.as_mut_ptr()) },
             CULINK_SUCCESS
         );
         h
+    }
+
+    /// `culinkAddData` of `bytes` as an input of type `ty` called `name`.
+    fn add_data(h: culinkHandle, ty: culinkInputType, bytes: &[u8], name: &CStr) -> culinkResult {
+        // SAFETY: `bytes` and `name` are live for the call.
+        unsafe { culinkAddData(h, ty, bytes.as_ptr().cast(), bytes.len(), name.as_ptr()) }
     }
 
     fn error_log(h: culinkHandle) -> String {
@@ -901,30 +911,14 @@ mod tests {
 
     #[test]
     fn a_failed_link_time_optimization_is_an_nvvm_compile_error() {
-        let (arch, lto, lib) = (
+        let mut h = handle_with(&[
             c"-arch=sm_90",
             c"-lto",
             c"-nvjitlink=/nonexistent/libnvJitLink.so",
-        );
-        let mut opts = [arch.as_ptr(), lto.as_ptr(), lib.as_ptr()];
-        let mut h: culinkHandle = std::ptr::null_mut();
-        // SAFETY: `h` and `opts` are live locals; the options are NUL-terminated.
-        assert_eq!(
-            unsafe { culinkCreate(&mut h, 3, opts.as_mut_ptr()) },
-            CULINK_SUCCESS
-        );
+        ]);
         // LTO IR by its magic (the optimizer is never reached: no library).
         let ltoir = b"\xed\x43\x4e\x7f\x01\x00\x00\x00";
-        // SAFETY: `ltoir` and the name are live for the call.
-        let r = unsafe {
-            culinkAddData(
-                h,
-                CULINK_INPUT_LTOIR,
-                ltoir.as_ptr().cast(),
-                ltoir.len(),
-                c"k.ltoir".as_ptr(),
-            )
-        };
+        let r = add_data(h, CULINK_INPUT_LTOIR, ltoir, c"k.ltoir");
         assert_eq!(r, CULINK_SUCCESS, "{}", error_log(h));
         assert_eq!(culinkComplete(h), CULINK_ERROR_NVVM_COMPILE);
         let log = error_log(h);
@@ -939,16 +933,7 @@ mod tests {
         let fatbin = [
             0x50u8, 0xed, 0x55, 0xba, 1, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         ];
-        // SAFETY: `fatbin` and the name are live for the call.
-        let r = unsafe {
-            culinkAddData(
-                h,
-                CULINK_INPUT_FATBIN,
-                fatbin.as_ptr().cast(),
-                fatbin.len(),
-                c"k.fatbin".as_ptr(),
-            )
-        };
+        let r = add_data(h, CULINK_INPUT_FATBIN, &fatbin, c"k.fatbin");
         assert_eq!(r, CULINK_SUCCESS);
         // The core decides by content; whatever it makes of this (empty) fatbin,
         // a failure is reported against the input's name.
