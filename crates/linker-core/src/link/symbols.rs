@@ -255,7 +255,8 @@ fn symbol_error(name: &str, message: String) -> Error {
 /// definitions are an error; among weak *functions* the one with the fewest
 /// registers wins (the first on a tie), whatever their sizes; weak or extern
 /// *variables* must agree in size with the first sized mention of the name
-/// (an unsized first declaration disables the check); `.common` variables
+/// (an unsized first declaration disables the check), or with an initialized
+/// definition that replaced the commons (fixture `common_replaced_size`); `.common` variables
 /// merge (largest size, first alignment) and yield to an initialized
 /// definition, while uninitialized definitions merge into them (the variable
 /// is placed as a common: fixture `common_bss_merge`); all must match: a common of another size than an uninitialized definition
@@ -333,15 +334,20 @@ pub(crate) fn resolve<'d>(
             // definition's (weak or strong; sized externs before it are not
             // checked): measured, fixture `extern_unsized_then_defs`,
             // difftest 70048. nvlink names the first mention's file.
+            // Once an initialized definition has replaced the merged
+            // commons, it is the size every later mention must have (nvlink:
+            // "first specified in" the definition's input; difftest 1200303).
             let is_common = sym.shndx == SHN_COMMON;
+            let at = |r: SymRef| (r, &files[r.file.0 as usize].cubin.symbols[r.index as usize]);
             let sized = if first.size != 0 {
-                Some((g.first_mention, first))
+                Some(at(g.first_mention))
             } else {
-                g.first_def.map(|d| {
-                    let df = &files[d.file.0 as usize];
-                    (d, &df.cubin.symbols[d.index as usize])
-                })
-            };
+                g.first_def.map(at)
+            }
+            .map(|(r, s)| match g.def {
+                Some(d) if s.shndx == SHN_COMMON && g.common.is_none() => at(d),
+                _ => (r, s),
+            });
             if let Some((sized_at, sized_sym)) = sized.filter(|&(at, s)| {
                 is_variable(sym)
                     && !is_common
