@@ -1453,7 +1453,10 @@ enum Outcome {
 /// the last two, and objects 1 and 2 when there are four or more), linked in
 /// their place with the others by culink, and again by nvlink, must be
 /// equivalent to nvlink's direct link of all of them (but for the tkinfo
-/// notes, which name the `-r` link). Returns the report lines.
+/// notes, which name the `-r` link), or else to what nvlink's own pipeline
+/// gives ([`nvlink_pipeline`]): a `-r` output is a merged object, and its
+/// final link cannot always place its pieces as the direct link does.
+/// Returns the report lines.
 fn relocatable_pipelines(
     culink: &Path,
     nvlink: &Path,
@@ -1493,7 +1496,7 @@ fn relocatable_pipelines(
             continue;
         }
         let mut order: Vec<String> = inputs[..at].to_vec();
-        order.push(robj);
+        order.push(robj.clone());
         order.extend_from_slice(&inputs[at + 2..]);
         // The final link by culink, then by nvlink (interop: build systems
         // mix the two; this found nvlink zeroing Blackwell jump tables).
@@ -1506,6 +1509,7 @@ fn relocatable_pipelines(
                 "nvlink's final link of culink's -r output: ",
             ),
         ];
+        let mut own: Option<Result<Vec<u8>, String>> = None;
         for (tool, stem, what, prefix) in finals {
             let fin = link(tool, None, dir, sm, &order, &format!("{stem}_{name}.cubin"))?;
             let Some(cubin) = fin.cubin.filter(|_| fin.ok) else {
@@ -1520,17 +1524,90 @@ fn relocatable_pipelines(
                 .into_iter()
                 .filter(|x| !x.contains(".note.nv.tkinfo"))
                 .collect();
-            if !d.is_empty() {
+            if d.is_empty() {
+                continue;
+            }
+            let own = match own {
+                Some(ref o) => o,
+                None => own.insert(nvlink_pipeline(
+                    nvlink, dir, sm, &args, &robj, &order, name,
+                )?),
+            };
+            let same_as_own = match own {
+                Ok(theirs) => compare(&cubin, theirs, sm_number)?
+                    .iter()
+                    .all(|x| x.contains(".note.nv.tkinfo")),
+                Err(_) => false,
+            };
+            if !same_as_own {
                 report.push(format!(
                     "-r pipeline {name} ({}): {prefix}{} difference(s) from nvlink's direct link:",
                     order.join(" "),
                     d.len()
                 ));
                 report.extend(d.into_iter().map(|x| format!("  {x}")));
+                if let Err(why) = own {
+                    report.push(format!("  (and {why})"));
+                }
+            } else {
+                eprintln!(
+                    "  note: -r pipeline {name}: {prefix}{} difference(s) from nvlink's direct link, the same as nvlink's own pipeline",
+                    d.len()
+                );
             }
         }
     }
     Ok(report)
+}
+
+/// The reference a `-r` pipeline falls back on where it differs from
+/// nvlink's direct link: nvlink's own pipeline, its `-r` (`args`) of the same
+/// two objects then its final link in `order` (with `robj` standing for the
+/// `-r` output). `Err` says why there is none (nvlink cannot always link its
+/// own `-r` output: seed 1200106, its `extern __shared__` arrays "defined"
+/// twice).
+fn nvlink_pipeline(
+    nvlink: &Path,
+    dir: &Path,
+    sm: &str,
+    args: &[String],
+    robj: &str,
+    order: &[String],
+    name: &str,
+) -> Result<Result<Vec<u8>, String>, String> {
+    let nv_robj = format!("nv_r_{name}.o");
+    let nr = link(nvlink, None, dir, sm, args, &nv_robj)?;
+    if !nr.ok {
+        return Ok(Err(format!("nvlink -r fails: {}", first_line(&nr.stderr))));
+    }
+    let nv_order: Vec<String> = order
+        .iter()
+        .map(|x| {
+            if x == robj {
+                nv_robj.clone()
+            } else {
+                x.clone()
+            }
+        })
+        .collect();
+    let fin = link(
+        nvlink,
+        None,
+        dir,
+        sm,
+        &nv_order,
+        &format!("own_{name}.cubin"),
+    )?;
+    Ok(fin.cubin.filter(|_| fin.ok).ok_or_else(|| {
+        format!(
+            "nvlink's final link of its own -r output fails: {}",
+            first_line(&fin.stderr)
+        )
+    }))
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
 }
 
 /// `ptx` with line information: a `.file` after the header and a `.loc`
