@@ -97,6 +97,18 @@ const KNOWN_ARCH_GAPS: &[ArchGap] = &[
         "nvlink labels CUB's onesweep radix-sort kernel otherwise (ptxas' labels differ from nvlink's in 2,393 of its 2,680 instructions, culink's in 220; 124 of 2,624 at sm_120/121): it also regroups producers where the registers say, which the replay does not decode; the unit test `onesweep_comes_closer_to_nvlink` bounds the count (docs/blackwell.md section 8)",
     ),
     (
+        "bank2_replaced_slot_r",
+        &[75, 90],
+        Some(&[&["f.const_opt.0.12#"]]),
+        "nvlink -r resolves the winner's references to its table (culink -r keeps them, docs/differences.md), so neither of the two `f.const_opt.0.12` in `.nv.constant2.f` (the winner's and the replaced copy's, in both outputs) has a referrer in nvlink's output and `culink diff` names them by content; in culink's the winner's is named by its `.text.f` relocation",
+    ),
+    (
+        "bank2_replaced_slot_r",
+        &[100, 120],
+        Some(&[&["culink's link of nvlink's -r output"]]),
+        "nvlink -r (like culink -r now) writes the winner's table as zeros with both copies' Mercury relocations; nvlink's final link of that object writes the SASS entries from the Mercury targets (its finalizer maps Mercury to SASS offsets, which the objects do not carry), culink's keeps the zeros",
+    ),
+    (
         "relocatable_frames",
         &[100, 120],
         Some(&[&[".debug_frame"]]),

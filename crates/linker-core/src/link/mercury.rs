@@ -182,6 +182,14 @@ pub(crate) struct Mercury<'d> {
     extra_placements: HashMap<(FileId, u32), Vec<Placement>>,
     /// Output bank-2 section (`.nv.constant2.<k>`) → its Mercury twin.
     const_opt_twin: HashMap<OutSecId, OutSecId>,
+    /// `-r`: a winner's SASS section ([`Plan::replaced_by`]) → the slot of
+    /// the first replaced copy's Mercury twin, where the winner's goes.
+    slots: HashMap<OutSecId, u32>,
+    /// `-r`: twins of banks laid over another function's (file, twin, the
+    /// bank's output section), placed once every twin is.
+    overlays: Vec<(FileId, u32, OutSecId)>,
+    /// `-r`: output bank 2 → its Mercury twin.
+    twin_r: HashMap<OutSecId, OutSecId>,
 }
 
 /// The SASS-side section an input's Mercury section shares its bytes with
@@ -357,9 +365,16 @@ impl<'d> Mercury<'d> {
                             .in_section(s.name));
                         };
                         let Some(tp) = plan.placement[fid][text as usize] else {
-                            continue; // dead function
+                            // A dead function; a replaced copy's place goes
+                            // to the winner's capsule (`-r`).
+                            if let Some(&w) = plan.replaced_by.get(&(f.id, text)) {
+                                let at = plan.sections.len() as u32;
+                                m.slots.entry(w).or_insert(at);
+                            }
+                            continue;
                         };
                         let mut o = OutSection::new(s.name, s.sh_type, Role::Mercury(group::TEXT));
+                        o.slot = m.slots.get(&tp.out).copied();
                         o.flags = s.flags;
                         o.align = s.addralign.max(1);
                         o.entsize = s.entsize;
@@ -487,6 +502,7 @@ impl<'d> Mercury<'d> {
                 }
             }
         }
+        m.place_overlays_r(plan);
         m.place_const_opt(files, plan, &const_opt);
         Ok(m)
     }
@@ -600,14 +616,32 @@ impl<'d> Mercury<'d> {
         plan: &mut Plan,
     ) {
         let fid = f.id.0 as usize;
-        let Some(bp) = twin_bank(f, s).and_then(|b| plan.placement[fid][b.index as usize]) else {
-            return; // the bank was dropped (a weak copy's that lost): so is its twin
+        let bank = twin_bank(f, s);
+        let Some(bp) = bank.and_then(|b| plan.placement[fid][b.index as usize]) else {
+            // The bank was dropped (a weak copy's that lost): so is its twin;
+            // a replaced copy's place goes to the winner's twin.
+            if let Some(&w) = bank.and_then(|b| plan.replaced_by.get(&(f.id, b.index))) {
+                let at = plan.sections.len() as u32;
+                self.slots.entry(w).or_insert(at);
+            }
+            return;
         };
+        // A replaced copy's bank lies over the winner's (`sections`, `-r` at
+        // Blackwell): so does its twin over the winner's twin, made later.
+        let own = match &plan.sec(bp.out).body {
+            Body::Pieces(p) => p.iter().next().map(|p| (p.file, p.section)),
+            _ => None,
+        };
+        if bank.is_some_and(|b| own != Some((f.id, b.index))) {
+            self.overlays.push((f.id, s.index, bp.out));
+            return;
+        }
         let capsule = match plan.sec(bp.out).info {
             InfoTo::Section(t) => self.texts.iter().find(|c| c.3 == t).map(|c| c.2),
             _ => None,
         };
         let mut o = OutSection::new(s.name, s.sh_type, Role::Mercury(group::DATA));
+        o.slot = self.slots.get(&bp.out).copied();
         o.flags = s.flags;
         o.entsize = s.entsize;
         o.align = s.addralign.max(1);
@@ -616,6 +650,28 @@ impl<'d> Mercury<'d> {
         o.body = Body::whole(f.id, s);
         let id = plan.add(o);
         plan.placement[fid][s.index as usize] = Some(Placement { out: id, offset: 0 });
+        self.twin_r.insert(bp.out, id);
+    }
+
+    /// `-r`: the twins of replaced copies' banks ([`Mercury::overlays`]),
+    /// over the winners' twins from offset 0 (their relocations kept).
+    fn place_overlays_r(&mut self, plan: &mut Plan) {
+        for (file, sec, bank) in std::mem::take(&mut self.overlays) {
+            let Some(&twin) = self.twin_r.get(&bank) else {
+                continue;
+            };
+            if let Body::Pieces(p) = &mut plan.sec_mut(twin).body {
+                p.push(super::sections::Piece {
+                    file,
+                    section: sec,
+                    offset: 0,
+                });
+            }
+            plan.placement[file.0 as usize][sec as usize] = Some(Placement {
+                out: twin,
+                offset: 0,
+            });
+        }
     }
 
     /// The Mercury twin of output bank 2 `sass`

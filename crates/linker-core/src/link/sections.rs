@@ -173,8 +173,12 @@ impl Body {
     }
 }
 
+/// `-r`: where a winner's section of one kind goes (the slot of the first
+/// copy it replaced) and the sections of the copies it replaced.
+type ReplacedSlot = (u32, Vec<(FileId, u32)>);
+
 /// What an output section is for; decides its place in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Role {
     Null,
     ShStrTab,
@@ -243,6 +247,10 @@ pub(crate) struct OutSection {
     pub func: Option<u32>,
     /// Whether the output gets a section symbol for it.
     pub section_symbol: bool,
+    /// `-r`: the number of output sections planned when the first copy this
+    /// function's definition replaced was read; the section goes there in
+    /// its role's order, as nvlink -r puts it ([`OutSection::order_key`]).
+    pub slot: Option<u32>,
 }
 
 impl OutSection {
@@ -260,6 +268,7 @@ impl OutSection {
             role,
             func: None,
             section_symbol: false,
+            slot: None,
         }
     }
 }
@@ -304,6 +313,10 @@ pub(crate) struct Plan {
     /// Merged `.nv.shared.reserved.<n>` sections and the offset their first
     /// variable starts at (see [`place_reserved_shared`]).
     pub reserved_base: Vec<(OutSecId, u64)>,
+    /// `-r`: a replaced weak copy's section (text, bank 2) → the winner's
+    /// output section of that kind, which takes the copy's place in the
+    /// order ([`OutSection::slot`]; the Mercury twins follow it).
+    pub replaced_by: HashMap<(FileId, u32), OutSecId>,
     /// Per live function: the first live kernel of its name
     /// ([`Live::same_name_leaders`]; itself for other functions and in `-r`).
     pub kernel_leader: Vec<u32>,
@@ -369,14 +382,14 @@ impl Plan {
             }
         };
         // Keys computed once, then sorted (ids are unique: the sort is total).
-        let mut keys: Vec<(u8, u32)> = self
+        let mut keys: Vec<(u8, (u32, u32))> = self
             .sections
             .iter()
             .enumerate()
-            .map(|(i, s)| (rank(s.role), i as u32))
+            .map(|(i, s)| (rank(s.role), s.order_key(i as u32)))
             .collect();
         keys.sort_unstable();
-        let order: Vec<OutSecId> = keys.into_iter().map(|(_, i)| OutSecId(i)).collect();
+        let order: Vec<OutSecId> = keys.into_iter().map(|(_, (_, i))| OutSecId(i)).collect();
         let mut index_of = vec![0u32; self.sections.len()];
         for (pos, id) in order.iter().enumerate() {
             index_of[id.0 as usize] = pos as u32;
@@ -502,6 +515,16 @@ impl OutSection {
             });
         }
         offset
+    }
+
+    /// Where the section created `i`-th goes among its role's: in creation
+    /// order, but a section with a [`OutSection::slot`] goes right before the
+    /// one created `slot`-th (ties: creation order). Second: `i`.
+    fn order_key(&self, i: u32) -> (u32, u32) {
+        match self.slot {
+            Some(at) => (2 * at, i),
+            None => (2 * i + 1, i),
+        }
     }
 }
 
@@ -1348,6 +1371,7 @@ pub(crate) fn plan(
         resolved: None,
         device_debug,
         reserved_base: Vec::new(),
+        replaced_by: HashMap::default(),
         kernel_leader: Vec::new(),
         overlaid: HashMap::default(),
         null_value: 0,
@@ -1371,6 +1395,8 @@ pub(crate) fn plan(
     let mut any_dynamic_shared = false;
     // `-r`: losing weak kernel copies' own shared sections, and their winners.
     let mut loser_windows: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
+    // `-r`, Blackwell: tables of copies a later definition replaced.
+    let mut replaced_tables: Vec<(FileId, u32)> = Vec::new();
     // Parameter banks of kernels whose (weak) definition lost to another input's.
     let mut overridden_banks: Vec<(FileId, u32, super::symbols::SymRef)> = Vec::new();
     // Constant bank 2 (sm_75-89): the kernels reaching each non-kernel function
@@ -1388,6 +1414,9 @@ pub(crate) fn plan(
     let mut grouped: HashMap<(u32, u32), OutSecId> = HashMap::default();
     // Kernel names (their first copy) whose bank 2 holds a copy's own table.
     let mut own_table: HashSet<u32> = HashSet::default();
+    // `-r`: (winner, role, type) → the slot of the first copy it replaced,
+    // and the sections of the copies it replaced.
+    let mut replaced_slot: HashMap<(u32, Role, u32), ReplacedSlot> = HashMap::default();
     for f in files {
         let fid = f.id.0 as usize;
         let kept = &live.section_kept[fid];
@@ -1416,6 +1445,25 @@ pub(crate) fn plan(
             );
         for s in text_first {
             let i = s.index as usize;
+            if relocatable && !kept[i] {
+                // `-r`: the first copy a later definition replaced keeps the
+                // winner's sections its place (nvlink -r's order, which the
+                // final link's bank-2 layout follows: difftest -r pipeline
+                // 1200307, fixture `bank2_replaced_slot_r`).
+                let text = if s.flags & SHF_EXECINSTR != 0 {
+                    Some(s.index)
+                } else {
+                    f.owner[i]
+                };
+                if let Some(w) = text.and_then(|t| replacing_winner(files, db, live, f, t)) {
+                    let at = plan.sections.len() as u32;
+                    replaced_slot
+                        .entry((w, role_of(s, true), s.sh_type))
+                        .or_insert((at, Vec::new()))
+                        .1
+                        .push((f.id, s.index));
+                }
+            }
             if !kept[i] && s.sh_type == SHT_CUDA_CONSTANT0 {
                 if let Some(text) = f.owner[i] {
                     let sym = f.func_sym[text as usize];
@@ -1540,6 +1588,12 @@ pub(crate) fn plan(
                 // before it, as a table of the winner (`sh_info` its text):
                 // the final link keeps it, as a direct link keeps the
                 // losing copy's table (difftest -r pipeline, seed 240000).
+                // On Blackwell the table of a copy a later definition replaced
+                // lies over the winner's, as in a final link (below).
+                let replaced = f.owner[i].and_then(|t| replacing_winner(files, db, live, f, t));
+                if arch.is_blackwell_or_later() && replaced.is_some() {
+                    replaced_tables.push((f.id, s.index));
+                }
                 if let Some(t) = relocatable_loser_table_owner(files, db, f, i, &text_out) {
                     let _ = add_loser_section(&mut plan, f, s, section_symbols[i], t);
                     // On Blackwell its bytes are zeros but for the entries
@@ -1647,6 +1701,8 @@ pub(crate) fn plan(
                     continue;
                 }
                 let mut o = OutSection::new(s.name, out_type, role);
+                let replaced = func.and_then(|fi| replaced_slot.get(&(fi, role, s.sh_type)));
+                o.slot = replaced.map(|r| r.0);
                 o.flags = per_function_flags(s, relocatable);
                 o.align = s.addralign.max(1);
                 o.entsize = s.entsize;
@@ -1694,6 +1750,9 @@ pub(crate) fn plan(
                     Body::whole(f.id, s)
                 };
                 let id = plan.add(o);
+                for &copy in replaced.map_or(&[][..], |r| &r.1) {
+                    plan.replaced_by.insert(copy, id);
+                }
                 if role == Role::Text {
                     text_out[fid].insert(s.index, id);
                 }
@@ -1755,6 +1814,37 @@ pub(crate) fn plan(
                 plan.placement[fid][i] = Some(Placement { out: id, offset });
             }
         }
+    }
+    // `-r`, Blackwell: a replaced copy's table lies over the winner's from
+    // offset 0 (its bytes: the winner's where the entries' targets agree,
+    // else zeros; its Mercury twin's relocations join the winner's twin), as
+    // nvlink -r writes it and as a final link lays the two out
+    // (`place_bank2`): the final link of the output then equals the direct
+    // link (difftest -r pipeline 1200307, fixture `bank2_replaced_slot_r`).
+    for (rf, rs) in replaced_tables {
+        let Some(&out) = plan.replaced_by.get(&(rf, rs)) else {
+            continue;
+        };
+        let Body::Pieces(p) = &plan.sec(out).body else {
+            continue;
+        };
+        let Some(w) = p.iter().next().map(|w| (w.file, w.section)) else {
+            continue;
+        };
+        let (wfile, rfile) = (&files[w.0 .0 as usize], &files[rf.0 as usize]);
+        let wsec = &wfile.cubin.sections[w.1 as usize];
+        let len = rfile.cubin.sections[rs as usize].size.min(wsec.size) as usize;
+        let mut bytes = loser_table_bytes(wfile, wsec, rfile, rs).unwrap_or_default();
+        bytes.resize(len, 0);
+        plan.overlaid.entry((rf, rs)).or_insert(bytes);
+        if let Body::Pieces(p) = &mut plan.sec_mut(out).body {
+            p.push(Piece {
+                file: rf,
+                section: rs,
+                offset: 0,
+            });
+        }
+        plan.placement[rf.0 as usize][rs as usize] = Some(Placement { out, offset: 0 });
     }
     // One `.nv.shared.<k>` per winning text: the copies' own sections in
     // input order (nvlink -r: 0x2c + 0x1c = 0x48; relocatable shared symbols

@@ -493,16 +493,27 @@ pub(crate) fn build<'a>(
             {
                 continue;
             }
-            let Some(p) = plan.placement[fid][sec as usize].or_else(|| {
-                rel.then(|| loser_param_home(files, db, plan, f, sec))
-                    .flatten()
-            }) else {
+            // `-r`: the table of a copy a later definition replaced keeps its
+            // symbols, in the winner's table (nvlink -r: two `f.const_opt.*`
+            // there; fixture `bank2_replaced_slot_r`).
+            let replaced_home = (rel && dsec.sh_type == SHT_CUDA_CONSTANT2)
+                .then(|| plan.replaced_by.get(&(f.id, sec)))
+                .flatten()
+                .map(|&out| super::sections::Placement { out, offset: 0 });
+            let Some(p) = plan.placement[fid][sec as usize]
+                .or(replaced_home)
+                .or_else(|| {
+                    rel.then(|| loser_param_home(files, db, plan, f, sec))
+                        .flatten()
+                })
+            else {
                 continue;
             };
             // `-r`: the table of a weak copy that lost when read, kept as the
             // winner's (`sections::relocatable_loser_table_owner`), loses its
             // symbols (nvlink -r drops them; nothing refers to them).
             if rel
+                && replaced_home.is_none()
                 && dsec.sh_type == SHT_CUDA_CONSTANT2
                 && f.owner[sec as usize].is_some_and(|t| plan.placement[fid][t as usize].is_none())
             {
