@@ -24,7 +24,8 @@
 //!   older keep them, with the range cleared or kept),
 //!   and every FDE's CIE pointer is the output offset of its unit's CIE (ptxas'
 //!   relocation addends assume 0x70-byte units where the units are 0x68 long;
-//!   nvlink writes the true offsets).
+//!   nvlink writes the true offsets); a replaced weak copy's surviving FDE is
+//!   rewritten to describe the winner (`frame_merge`).
 
 use super::sections::{Body, Patch, Plan, Role};
 use super::symbols::{SymRef, SymbolDb};
@@ -418,6 +419,14 @@ pub(crate) fn rebuild_debug_frame(
             None => return Ok(()),
         }
     }
+    // Copies a later definition replaced, per winner (one is merged, see
+    // below; with more nvlink's merge is not followed).
+    let mut replaced_copies: HashMap<SymRef, usize> = HashMap::default();
+    for &r in &db.replaced {
+        if let Some(d) = db.resolve(r).filter(|&d| d != r) {
+            *replaced_copies.entry(d).or_default() += 1;
+        }
+    }
     let mut bytes: Vec<u8> = Vec::new();
     // Functions (resolved definitions) whose frame was written, and the
     // input whose unit described each first.
@@ -547,6 +556,26 @@ pub(crate) fn rebuild_debug_frame(
             {
                 let new = bytes.len() as u64;
                 let mut chunk = data[e.start..e.end].to_vec();
+                // A replaced copy's surviving frame, which describes the
+                // winner now: nvlink rewrites it with the winner's range and
+                // both copies' rows (`frame_merge`).
+                if let (false, Some(&s)) = (e.is_cie, loc_sym.get(&(e.start as u64 + 20))) {
+                    let here = SymRef {
+                        file: p.file,
+                        index: s,
+                    };
+                    let winner = db.resolve(here).filter(|&d| {
+                        d != here
+                            && db.replaced.contains(&here)
+                            && replaced_copies.get(&d) == Some(&1)
+                    });
+                    if let Some(d) = winner {
+                        let wf = &files[d.file.0 as usize];
+                        if let Some(m) = super::frame_merge::merged_fde(f, s, &chunk, wf, d.index) {
+                            chunk = m;
+                        }
+                    }
+                }
                 if e.is_cie {
                     cie_out = Some(new);
                 } else if let Some(c) = cie_out {
@@ -574,8 +603,8 @@ const CUT_FDE_LEN: u64 = 0x1c;
 /// the function's own CIE, then an FDE of the Mercury range without
 /// instructions (measured on the fixture `weak_strong`, also with other
 /// functions in the winner's input; the same in difftest seeds 40044, 70036,
-/// whose replaced copy's own FDE nvlink also rewrites, which culink does not
-/// follow: docs/blackwell.md §5). `None` when the Mercury frame is not found.
+/// whose replaced copy's own FDE nvlink also rewrites: `frame_merge`,
+/// docs/blackwell.md §5). `None` when the Mercury frame is not found.
 fn mercury_unit<'a>(f: &'a InputFile<'_>, sym: u32) -> Option<(&'a [u8], u64)> {
     let sec = f.cubin.section_by_name(".nv.merc.debug_frame")?;
     let entries = frame_entries(sec.data)?;

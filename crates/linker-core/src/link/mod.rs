@@ -23,6 +23,7 @@
 pub(crate) mod blackwell;
 mod capsule;
 mod debugline;
+mod frame_merge;
 mod hints;
 mod inmap;
 mod layout;
