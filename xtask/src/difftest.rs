@@ -1011,11 +1011,16 @@ impl ObjGen<'_> {
         body.push_str("\tst.global.u32 [%rd9], %r1;\n\tret;\n");
         // ptxas itself rejects a register limit below the count of a function
         // of the same object the kernel calls, directly or through a pointer
-        // it loads with `mov` (seed 510008); the link checks the others.
+        // it loads with `mov` (seed 510008) or from data (an indirect call
+        // reaches every function of the object whose address is taken: seed
+        // 1200510); the link checks the others.
+        let indirect = body.contains(", proto");
         let local_calls = (0..self.m.funcs.len()).any(|f| {
             let name = &self.m.funcs[f].name;
             self.defines_func(f)
-                && (body.contains(&format!(" {name}, (")) || body.contains(&format!(", {name};")))
+                && (indirect
+                    || body.contains(&format!(" {name}, ("))
+                    || body.contains(&format!(", {name};")))
         });
         let directives = self.kernel_directives(local_calls);
         format!(
