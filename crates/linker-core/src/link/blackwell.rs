@@ -558,8 +558,10 @@ pub(crate) fn rebuild_debug_frame(
                 let mut chunk = data[e.start..e.end].to_vec();
                 // A replaced copy's surviving frame, which describes the
                 // winner now: nvlink rewrites it with the winner's range and
-                // both copies' rows (`frame_merge`).
-                if let (false, Some(&s)) = (e.is_cie, loc_sym.get(&(e.start as u64 + 20))) {
+                // both copies' rows (`frame_merge`). (nvlink -r rewrites it
+                // otherwise, not followed: fixture `relocatable_frames`.)
+                let merge = !e.is_cie && !plan.relocatable;
+                if let (true, Some(&s)) = (merge, loc_sym.get(&(e.start as u64 + 20))) {
                     let here = SymRef {
                         file: p.file,
                         index: s,
