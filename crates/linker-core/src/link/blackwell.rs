@@ -361,15 +361,15 @@ pub(crate) fn add_default_isa_version(
 
 /// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).
 #[derive(Debug, Clone, Copy)]
-struct FrameEntry {
-    start: usize,
-    end: usize,
-    is_cie: bool,
+pub(super) struct FrameEntry {
+    pub start: usize,
+    pub end: usize,
+    pub is_cie: bool,
 }
 
 /// Splits a `.debug_frame` into entries; `None` when it is not the 64-bit
 /// format ptxas writes.
-fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
+pub(super) fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while at < data.len() {
@@ -608,33 +608,9 @@ const CUT_FDE_LEN: u64 = 0x1c;
 /// whose replaced copy's own FDE nvlink also rewrites: `frame_merge`,
 /// docs/blackwell.md §5). `None` when the Mercury frame is not found.
 fn mercury_unit<'a>(f: &'a InputFile<'_>, sym: u32) -> Option<(&'a [u8], u64)> {
-    let sec = f.cubin.section_by_name(".nv.merc.debug_frame")?;
-    let entries = frame_entries(sec.data)?;
-    // `.nv.merc.rela.debug_frame`: RELA entries of the Mercury type family.
-    let rs = f.cubin.section_by_name(".nv.merc.rela.debug_frame")?;
-    let loc = rs.data.chunks_exact(24).find_map(|e| {
-        let offset = u64::from_le_bytes(e[0..8].try_into().ok()?);
-        let info = u64::from_le_bytes(e[8..16].try_into().ok()?);
-        ((info >> 32) as u32 == sym
-            && entries
-                .iter()
-                .any(|x| !x.is_cie && x.start as u64 + 20 == offset))
-        .then_some(offset)
-    })?;
-    let fde = entries.iter().find(|e| e.start as u64 + 20 == loc)?;
-    let range = u64::from_le_bytes(
-        sec.data
-            .get(fde.start + 28..fde.start + 36)?
-            .try_into()
-            .ok()?,
-    );
-    // Its CIE: the one in front of it (ptxas writes one per function; the
-    // CIE pointer field is left to a relocation).
-    let cie = entries
-        .iter()
-        .rev()
-        .find(|e| e.is_cie && e.start < fde.start)?;
-    Some((&sec.data[cie.start..cie.end], range))
+    let (cie, fde) = super::frame_merge::fde_entries(f, ".nv.merc.debug_frame", sym)?;
+    let range = u64::from_le_bytes(fde.get(28..36)?.try_into().ok()?);
+    Some((cie, range))
 }
 
 /// `.nv_debug_info_reg_sass` (nvcc `-G` objects) of a function whose code is

@@ -114,8 +114,9 @@ struct Unit {
     sequences: Vec<(usize, usize)>,
 }
 
-/// Reads an unsigned LEB128 at `*at` (advancing it).
-fn uleb(data: &[u8], at: &mut usize) -> Option<u64> {
+/// Reads an unsigned LEB128 at `*at` (advancing it); `None` past the end.
+/// (The link's one LEB128 reader: frames use it too.)
+pub(super) fn uleb(data: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     let mut shift = 0u32;
     loop {

@@ -14,6 +14,7 @@
 //! Identical instructions at one location appear once; a location where one
 //! stream only advances still splits the other's advance.
 
+use super::debugline::uleb;
 use super::InputFile;
 use crate::fxhash::HashMap;
 use std::collections::BTreeMap;
@@ -32,22 +33,6 @@ const ENTRY_HEADER: usize = 12;
 /// nothing) opens a location, instructions or not.
 type Rows<'a> = Vec<(u64, Vec<&'a [u8]>)>;
 
-fn uleb(data: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = *data.get(*at)?;
-        *at += 1;
-        if shift < 64 {
-            v |= u64::from(b & 0x7f) << shift;
-        }
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
-}
-
 /// The code alignment factor of a version-3 CIE whose body (after the CIE id)
 /// is `body`; `None` for another layout.
 fn code_alignment(body: &[u8]) -> Option<u64> {
@@ -62,6 +47,61 @@ fn code_alignment(body: &[u8]) -> Option<u64> {
     uleb(body, &mut at).filter(|&a| a != 0)
 }
 
+/// One call frame instruction (DWARF 4, section 6.4.2).
+pub(super) enum Cfa {
+    /// `DW_CFA_advance_loc*`: the operand's width in bytes after the opcode
+    /// (0: in the opcode) and the delta in code units.
+    Advance { width: usize, units: u64 },
+    /// Any other instruction, ending at `end`.
+    Other { end: usize },
+}
+
+/// The call frame instruction at `at` of `ins`; `None` for an opcode this
+/// reader does not know or one cut short.
+pub(super) fn instruction(ins: &[u8], at: usize) -> Option<Cfa> {
+    let op = *ins.get(at)?;
+    let operand = |width: usize| ins.get(at + 1..at + 1 + width);
+    let advance = |width: usize, units: u64| Some(Cfa::Advance { width, units });
+    match op {
+        0x40..=0x7f => return advance(0, u64::from(op & 0x3f)),
+        0x02 => return advance(1, u64::from(operand(1)?[0])),
+        0x03 => {
+            return advance(
+                2,
+                u64::from(u16::from_le_bytes(operand(2)?.try_into().ok()?)),
+            )
+        }
+        ADVANCE_LOC4 => {
+            return advance(
+                4,
+                u64::from(u32::from_le_bytes(operand(4)?.try_into().ok()?)),
+            )
+        }
+        _ => {}
+    }
+    // Operands: `u` a ULEB128, `s` an SLEB128, `b` a block (ULEB128
+    // length, then bytes).
+    let operands = match op {
+        0x00 | 0x0a | 0x0b | 0xc0..=0xff => "",
+        0x80..=0xbf | 0x06 | 0x07 | 0x08 | 0x0d | 0x0e => "u",
+        0x05 | 0x09 | 0x0c | 0x14 => "uu",
+        0x11 | 0x12 | 0x15 => "us",
+        0x13 => "s",
+        0x0f => "b",
+        0x10 | 0x16 => "ub",
+        _ => return None,
+    };
+    let mut end = at + 1;
+    for kind in operands.chars() {
+        // (An SLEB128 has the length of the ULEB128 read over it.)
+        let v = uleb(ins, &mut end)?;
+        if kind == 'b' {
+            end = end.checked_add(usize::try_from(v).ok()?)?;
+        }
+    }
+    Some(Cfa::Other { end })
+}
+
 /// Splits `ins` (a CFA program of code alignment `align`) into [`Rows`];
 /// `None` on an instruction this reader does not know.
 fn rows(ins: &[u8], align: u64) -> Option<Rows<'_>> {
@@ -69,56 +109,22 @@ fn rows(ins: &[u8], align: u64) -> Option<Rows<'_>> {
     let mut loc = 0u64;
     let mut at = 0usize;
     while at < ins.len() {
-        let start = at;
-        let op = ins[at];
-        at += 1;
-        let delta = match op {
-            NOP => continue,
-            0x40..=0x7f => Some(u64::from(op & 0x3f)),
-            0x02 => Some(u64::from(*ins.get(at)?)).inspect(|_| at += 1),
-            0x03 => {
-                let v = u16::from_le_bytes(ins.get(at..at + 2)?.try_into().ok()?);
-                at += 2;
-                Some(u64::from(v))
+        match instruction(ins, at)? {
+            Cfa::Advance { width, units } => {
+                at += 1 + width;
+                // (An advance by nothing, as Mercury programs start, opens none.)
+                if units != 0 {
+                    loc = loc.checked_add(units.checked_mul(align)?)?;
+                    out.push((loc, Vec::new()));
+                }
             }
-            ADVANCE_LOC4 => {
-                let v = u32::from_le_bytes(ins.get(at..at + 4)?.try_into().ok()?);
-                at += 4;
-                Some(u64::from(v))
+            Cfa::Other { end } => {
+                if ins[at] != NOP {
+                    out.last_mut()?.1.push(ins.get(at..end)?);
+                }
+                at = end;
             }
-            _ => None,
-        };
-        if let Some(d) = delta {
-            // (An advance by nothing, as Mercury programs start, opens none.)
-            if d != 0 {
-                loc = loc.checked_add(d.checked_mul(align)?)?;
-                out.push((loc, Vec::new()));
-            }
-            continue;
         }
-        // Operands: ULEB/SLEB counts by opcode (DWARF 4, section 6.4.2).
-        let operands = match op {
-            0x80..=0xbf => 1,               // offset: ULEB offset
-            0xc0..=0xff | 0x0a | 0x0b => 0, // restore, remember/restore_state
-            0x05 | 0x09 | 0x0c | 0x11 | 0x12 | 0x14 | 0x15 => 2,
-            0x06..=0x08 | 0x0d | 0x0e | 0x13 => 1,
-            0x0f => {
-                let len = uleb(ins, &mut at)?;
-                at = at.checked_add(usize::try_from(len).ok()?)?;
-                0
-            }
-            0x10 | 0x16 => {
-                uleb(ins, &mut at)?;
-                let len = uleb(ins, &mut at)?;
-                at = at.checked_add(usize::try_from(len).ok()?)?;
-                0
-            }
-            _ => return None,
-        };
-        for _ in 0..operands {
-            uleb(ins, &mut at)?;
-        }
-        out.last_mut()?.1.push(ins.get(start..at)?);
     }
     Some(out)
 }
@@ -131,13 +137,17 @@ struct Fde<'a> {
     ins: &'a [u8],
 }
 
-/// The FDE of function symbol `sym` in `f`'s section `name`, found by the
-/// relocation at its initial location (`.symtab` and `.nv.merc.symtab` are
-/// index-aligned), with its CIE: the one in front of it (ptxas writes one
-/// per function).
-fn fde_of<'a>(f: &'a InputFile<'_>, name: &str, sym: u32) -> Option<Fde<'a>> {
+/// The entries (header included) of the FDE of function symbol `sym` in
+/// `f`'s section `name` (`.debug_frame` or `.nv.merc.debug_frame`) and of
+/// its CIE: the FDE found by the relocation at its initial location
+/// (`.symtab` and `.nv.merc.symtab` are index-aligned), the CIE the one in
+/// front of it (ptxas writes one per function).
+pub(super) fn fde_entries<'a>(
+    f: &'a InputFile<'_>,
+    name: &str,
+    sym: u32,
+) -> Option<(&'a [u8], &'a [u8])> {
     let sec = f.cubin.section_by_name(name)?;
-    let data = sec.data;
     // (`.nv.merc.rela.*`: RELA entries of the Mercury type family.)
     let merc_rela = f
         .cubin
@@ -163,27 +173,26 @@ fn fde_of<'a>(f: &'a InputFile<'_>, name: &str, sym: u32) -> Option<Fde<'a>> {
         .filter(|&(_, s)| s == sym)
         .map(|(o, _)| o)
         .collect();
-    let (mut at, mut cie) = (0usize, None);
-    while at < data.len() {
-        let len = usize::try_from(u64::from_le_bytes(
-            data.get(at + 4..at + 12)?.try_into().ok()?,
-        ))
-        .ok()?;
-        let end = at.checked_add(ENTRY_HEADER)?.checked_add(len)?;
-        let id = u64::from_le_bytes(data.get(at + 12..at + 20)?.try_into().ok()?);
-        if id == u64::MAX {
-            cie = Some(data.get(at + 20..end)?);
-        } else if at_sym.contains(&(at as u64 + 20)) {
-            let range = u64::from_le_bytes(data.get(at + 28..at + 36)?.try_into().ok()?);
-            return Some(Fde {
-                align: code_alignment(cie?)?,
-                range,
-                ins: data.get(at + 36..end)?,
-            });
-        }
-        at = end;
-    }
-    None
+    let entries = super::blackwell::frame_entries(sec.data)?;
+    let fde = entries
+        .iter()
+        .find(|e| !e.is_cie && at_sym.contains(&(e.start as u64 + 20)))?;
+    let cie = entries
+        .iter()
+        .rev()
+        .find(|e| e.is_cie && e.start < fde.start)?;
+    Some((&sec.data[cie.start..cie.end], &sec.data[fde.start..fde.end]))
+}
+
+/// [`fde_entries`] read: the CIE's code alignment, the FDE's range and
+/// instructions.
+fn fde_of<'a>(f: &'a InputFile<'_>, name: &str, sym: u32) -> Option<Fde<'a>> {
+    let (cie, fde) = fde_entries(f, name, sym)?;
+    Some(Fde {
+        align: code_alignment(cie.get(20..)?)?,
+        range: u64::from_le_bytes(fde.get(28..36)?.try_into().ok()?),
+        ins: fde.get(36..)?,
+    })
 }
 
 /// The FDE nvlink writes for `replaced` (function symbol `sym` of that

@@ -1295,40 +1295,14 @@ fn frames(
 
 /// The location advances of an FDE's call frame instructions.
 fn frame_advances(ins: &mut [u8], code_align: u64, moves: &Moves) -> Result<(), Skip> {
-    /// Operands: `u` a ULEB128, `s` an SLEB128, `b` a block (ULEB128
-    /// length, then bytes).
-    fn operands(op: u8) -> Option<&'static str> {
-        Some(match op {
-            0x00 | 0x0a | 0x0b | 0xc0..=0xff => "",
-            0x80..=0xbf | 0x06 | 0x07 | 0x08 | 0x0d | 0x0e => "u",
-            0x05 | 0x09 | 0x0c | 0x14 => "uu",
-            0x11 | 0x12 | 0x15 => "us",
-            0x13 => "s",
-            0x0f => "b",
-            0x10 | 0x16 => "ub",
-            _ => return None,
-        })
-    }
+    use super::frame_merge::{instruction, Cfa};
     let mut loc = 0u64;
     let mut at = 0usize;
     while at < ins.len() {
-        let op = ins[at];
-        let (width, units) = match op {
-            0x40..=0x7f => (0, u64::from(op & 0x3f)),
-            0x02 => (1, u64::from(*ins.get(at + 1).ok_or("frame")?)),
-            0x03 => (2, u64::from(le::u16(ins, at + 1).ok_or("frame")?)),
-            0x04 => (4, u64::from(le::u32(ins, at + 1).ok_or("frame")?)),
-            _ => {
-                at += 1;
-                for kind in operands(op).ok_or("a frame instruction not known")?.chars() {
-                    let mut p = at;
-                    let v = read_uleb(ins, &mut p)?;
-                    at = if kind == 'b' {
-                        p.checked_add(v as usize).ok_or("frame")?
-                    } else {
-                        p
-                    };
-                }
+        let (width, units) = match instruction(ins, at).ok_or("a frame instruction not known")? {
+            Cfa::Advance { width, units } => (width, units),
+            Cfa::Other { end } => {
+                at = end;
                 continue;
             }
         };
@@ -1355,19 +1329,7 @@ fn frame_advances(ins: &mut [u8], code_align: u64, moves: &Moves) -> Result<(), 
 }
 
 fn read_uleb(d: &[u8], at: &mut usize) -> Result<u64, Skip> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = *d.get(*at).ok_or("LEB128 past the end")?;
-        *at += 1;
-        if shift < 64 {
-            v |= u64::from(b & 0x7f) << shift;
-        }
-        shift += 7;
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
+    super::debugline::uleb(d, at).ok_or("LEB128 past the end")
 }
 
 fn read_sleb(d: &[u8], at: &mut usize) -> Result<i64, Skip> {
