@@ -24,7 +24,6 @@
 //! [`OptionErrorKind::Unrecognized`]. When `-arch` is given more than once the
 //! last one wins, as on the command line.
 
-use linker_core::arch::KNOWN_SMS;
 use linker_core::{LinkOptions, SmArch};
 use std::fmt;
 
@@ -203,7 +202,7 @@ pub fn parse_options<S: AsRef<str>>(args: &[S]) -> Result<LinkOptions, OptionErr
             format!("unrecognized architecture '{text}'"),
         )
     })?;
-    if !KNOWN_SMS.contains(&arch.sm) {
+    if !arch.is_known_target() {
         return Err(err(
             OptionErrorKind::UnsupportedArch,
             format!("architecture '{text}' is not supported by culink"),
@@ -342,6 +341,13 @@ mod tests {
         assert_eq!(kind(&["-arch"]), OptionErrorKind::Unrecognized);
         assert_eq!(kind(&["-arch=bogus"]), OptionErrorKind::UnrecognizedArch);
         assert_eq!(kind(&["-arch=sm_42"]), OptionErrorKind::UnsupportedArch);
+        // sm_101 (renamed sm_110 in CUDA 13) and sm_90f: nvlink 13.0.88 has neither.
+        assert_eq!(kind(&["-arch=sm_101"]), OptionErrorKind::UnsupportedArch);
+        assert_eq!(kind(&["-arch=sm_90f"]), OptionErrorKind::UnsupportedArch);
+        assert_ne!(
+            kind(&["-arch=sm_88", "-frob"]),
+            OptionErrorKind::UnsupportedArch
+        );
         assert_eq!(
             kind(&["-arch=sm_90", "-frob"]),
             OptionErrorKind::Unrecognized

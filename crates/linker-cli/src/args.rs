@@ -541,7 +541,16 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             )));
         }
         match canon {
-            "arch" => arch_text = Some(value),
+            "arch" => {
+                // nvlink checks the value as it reads the option (before
+                // other usage errors, after those of earlier options).
+                if !is_arch_value(&value) {
+                    return Err(UsageError::fatal(format!(
+                        "Value '{value}' is not defined for option 'arch'"
+                    )));
+                }
+                arch_text = Some(value)
+            }
             "o" => cmd.output = Some(PathBuf::from(value)),
             "L" => {
                 cmd.options.library_paths.push(PathBuf::from(&value));
@@ -719,6 +728,16 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         recorded
     });
     Ok(Command::Link(Box::new(cmd)))
+}
+
+/// Whether `value` is an `-arch` value nvlink 13.0.88 defines: `sm_`,
+/// `compute_` or `lto_` and a target it links for
+/// ([`SmArch::is_known_target`]).
+fn is_arch_value(value: &str) -> bool {
+    ["sm_", "compute_", "lto_"]
+        .iter()
+        .any(|p| value.starts_with(p))
+        && SmArch::parse(value).is_ok_and(SmArch::is_known_target)
 }
 
 /// `-oFILE`, `-LDIR`, `-lNAME` (single dash, value glued on).
@@ -955,10 +974,22 @@ mod tests {
             e(&["a.o", "-o", "x"]),
             "culink: fatal: Unknown arch name '(null)'"
         );
-        assert_eq!(
-            e(&["-arch=bogus", "a.o", "-o", "x"]),
-            "culink: fatal: Unknown arch name 'bogus'"
-        );
+        // nvlink 13.0.88's words, checked as the option is read.
+        for bad in [
+            "bogus",
+            "sm_101",
+            "sm_90f",
+            "sm_75a",
+            "compute_122",
+            "lto_50",
+            "90",
+        ] {
+            assert_eq!(
+                e(&[&format!("-arch={bad}"), "-o", "x"]),
+                format!("culink: fatal: Value '{bad}' is not defined for option 'arch'")
+            );
+        }
+        assert!(e(&["-arch=sm_101", "--frobnicate"]).contains("not defined for option 'arch'"));
         assert!(e(&["-arch"]).contains("requires a value"));
         assert!(e(&["--frobnicate", "a.o"]).contains("Unknown option"));
         assert!(e(&["@/nonexistent/culink.rsp"]).contains("Could not open options file"));

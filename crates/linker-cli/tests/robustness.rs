@@ -73,11 +73,15 @@ fn duplicate_and_missing_output_and_arch() {
         (&["-arch=sm_90", "a.o", "b.o", "-o"], "requires a value"),
         (
             &["-arch", "a.o", "b.o", "-o", "x.cubin"],
-            "Unknown arch name 'a.o'",
+            "Value 'a.o' is not defined for option 'arch'",
         ),
         (
             &["-arch=sm_bogus", "a.o", "-o", "x.cubin"],
-            "Unknown arch name",
+            "Value 'sm_bogus' is not defined for option 'arch'",
+        ),
+        (
+            &["-arch=sm_101", "a.o", "-o", "x.cubin"],
+            "Value 'sm_101' is not defined for option 'arch'",
         ),
     ];
     for (args, want) in cases {

@@ -31,8 +31,18 @@ pub struct SmArch {
     pub variant: ArchVariant,
 }
 
-/// The architectures culink knows (the seed's e_flags table).
-pub const KNOWN_SMS: &[u32] = &[75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121];
+/// The SM numbers nvlink 13.0.88 links for (its `-arch` values; measured:
+/// `sm_50`–`sm_72`, `sm_101`, `sm_102` and `sm_122` are "not defined for
+/// option 'arch'", `sm_88` is accepted and ptxas 13.0.88 assembles for it).
+pub const KNOWN_SMS: &[u32] = &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121];
+
+/// The SM numbers with an `a` target (nvlink 13.0.88: `sm_90a` and the
+/// Blackwell ones; `sm_75a`–`sm_89a` are not defined).
+const SPECIFIC_SMS: &[u32] = &[90, 100, 103, 110, 120, 121];
+
+/// The SM numbers with an `f` target (nvlink 13.0.88: Blackwell only;
+/// `sm_90f` is not defined).
+const FAMILY_SMS: &[u32] = &[100, 103, 110, 120, 121];
 
 impl SmArch {
     /// A plain (base variant) architecture.
@@ -62,6 +72,17 @@ impl SmArch {
             Ok(sm) if (10..1000).contains(&sm) => Ok(SmArch { sm, variant }),
             _ => Err(Error::usage(format!("unknown arch name '{text}'"))),
         }
+    }
+
+    /// Whether nvlink 13.0.88 links for this target: its SM in [`KNOWN_SMS`]
+    /// and, for an `a` or `f` variant, an SM that has one.
+    pub fn is_known_target(self) -> bool {
+        KNOWN_SMS.contains(&self.sm)
+            && match self.variant {
+                ArchVariant::Base => true,
+                ArchVariant::Specific => SPECIFIC_SMS.contains(&self.sm),
+                ArchVariant::Family => FAMILY_SMS.contains(&self.sm),
+            }
     }
 
     /// The architecture recorded in a cubin's `e_flags`, given its `EI_ABIVERSION`.
@@ -108,6 +129,23 @@ mod tests {
         assert_eq!(SmArch::parse("compute_80").unwrap(), SmArch::new(80));
         assert!(SmArch::parse("sm_").is_err());
         assert!(SmArch::parse("(null)").is_err());
+    }
+
+    #[test]
+    fn the_targets_nvlink_links_for() {
+        // nvlink 13.0.88 `-arch=` values, accepted or "not defined for option
+        // 'arch'".
+        for ok in [
+            "sm_75", "sm_87", "sm_88", "sm_89", "sm_90a", "sm_100f", "sm_103a", "sm_110f",
+            "sm_121a",
+        ] {
+            assert!(SmArch::parse(ok).unwrap().is_known_target(), "{ok}");
+        }
+        for bad in [
+            "sm_50", "sm_72", "sm_75a", "sm_89f", "sm_90f", "sm_101", "sm_101a", "sm_102", "sm_122",
+        ] {
+            assert!(!SmArch::parse(bad).unwrap().is_known_target(), "{bad}");
+        }
     }
 
     #[test]

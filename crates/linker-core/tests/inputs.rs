@@ -12,7 +12,9 @@ mod common;
 
 use common::{nv_tool, nvcc_host_compiler, workspace_root};
 use linker_core::diff::diff;
-use linker_core::{link, Cubin, InputSource, Library, LinkOptions, Severity, SmArch};
+use linker_core::{
+    link, virtual_target_modules, Cubin, InputSource, Library, LinkOptions, Severity, SmArch,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -421,6 +423,68 @@ fn host_object_without_code_for_the_target_is_a_warning() {
             k.dir.join("b80only.fatbin").display()
         )]
     );
+}
+
+/// A virtual target (`compute_XX`, nvcc's device link of a PTX-only build)
+/// links nothing but still checks as nvlink 13.0.88 does: a cubin for a later
+/// SM fails ("Input file 'b.sm_90.o' arch does not match target
+/// 'compute_80'"; any earlier SM passes, unlike an `sm_XX` link), and an
+/// input without PTX for the target gets "SM Arch ('compute_80') not found"
+/// (SASS does not count). Each verdict is nvlink's on the same command line.
+#[test]
+fn virtual_targets_check_inputs_as_nvlink() {
+    let Some(k) = kit() else { return };
+    for (sm, input, fails, warns) in [
+        (80, "b.sm_90.o", true, false),
+        (90, "b.sm_80.o", false, false),
+        (80, "b.ptxonly.fatbin", false, false),
+        (75, "b.ptxonly.fatbin", false, true),
+        (90, "b.fatbin", false, true),
+        (80, "b.multi.fatbin", false, true),
+        (90, "b.multi.fatbin", false, false),
+    ] {
+        let nv = Command::new(&k.nvlink)
+            .current_dir(&k.dir)
+            .arg(format!("-arch=compute_{sm}"))
+            .arg(input)
+            .output()
+            .unwrap();
+        let nv_err = String::from_utf8_lossy(&nv.stderr);
+        assert_eq!(
+            !nv.status.success(),
+            fails,
+            "nvlink compute_{sm} {input}: {nv_err}"
+        );
+        assert_eq!(
+            nv_err.contains("not found in"),
+            warns,
+            "nvlink compute_{sm} {input}: {nv_err}"
+        );
+        let what = format!("culink compute_{sm} {input}");
+        match virtual_target_modules(&k.options(sm, &[input])) {
+            Ok((_, diags)) => {
+                assert!(!fails, "{what} linked");
+                let w = diags.iter().any(|d| {
+                    d.error.message
+                        == format!(
+                            "SM Arch ('compute_{sm}') not found in '{}'",
+                            k.path(input).display()
+                        )
+                });
+                assert_eq!(w, warns, "{what}: {diags:?}");
+            }
+            Err(f) => {
+                assert!(fails, "{what}: {f:?}");
+                assert!(
+                    f.diagnostics.iter().any(|d| d
+                        .error
+                        .message
+                        .contains("does not match the target compute_80")),
+                    "{what}: {f:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

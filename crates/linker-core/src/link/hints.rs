@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 /// Architectures looked at for "defined for another arch".
 const OTHER_ARCHS: &[u32] = &[
-    50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121,
+    50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121,
 ];
 
 const PREFIX: &str = "undefined reference to '";

@@ -460,6 +460,17 @@ struct Ctx<'o> {
 }
 
 impl Ctx<'_> {
+    /// The target as nvlink names it in messages: `compute_XX` for a virtual
+    /// target.
+    fn target(&self) -> String {
+        let t = self.arch.to_string();
+        if self.ids_only {
+            t.replacen("sm_", "compute_", 1)
+        } else {
+            t
+        }
+    }
+
     /// The device ELF for the target from a fatbinary at `data`: borrowed when
     /// stored plain, decompressed, or compiled from its PTX. `None` when the
     /// fatbinary has nothing for the target.
@@ -521,6 +532,21 @@ impl Ctx<'_> {
         Ok(None)
     }
 
+    /// What a virtual target (`compute_XX`, [`Ctx::ids_only`]) makes of the
+    /// fatbinary at `data`: nothing to extract, and [`Note::NoArch`] when it
+    /// holds no PTX for the target, the code the driver would JIT-link
+    /// (nvlink 13.0.88 then warns "SM Arch ('compute_80') not found"; SASS,
+    /// even for an older SM, does not count: measured with `nvcc -dc`
+    /// objects of compute_80/90 PTX and of sm_80/90 SASS against
+    /// compute_75–90a).
+    fn virtual_note(&self, data: &[u8]) -> Result<Note> {
+        let fb = Fatbin::parse(data)?;
+        Ok(match fb.select_ptx(self.arch.sm) {
+            Some(_) => Note::IdsOnly,
+            None => Note::NoArch,
+        })
+    }
+
     /// Expands one non-archive input (or archive member) into at most one image,
     /// with what the register-link file and pruning need to know about it
     /// (`path_id`: its register id unless it is a host object with a module id).
@@ -543,6 +569,9 @@ impl Ctx<'_> {
                 Ok((by_path, Err(Note::NotRelocatable { host: false })))
             }
             InputKind::CudaElf => Ok((by_path, Ok(Cow::Borrowed(data)))),
+            InputKind::Fatbin if self.ids_only => {
+                Ok((by_path, Err(self.virtual_note(data).map_err(in_file)?)))
+            }
             InputKind::Fatbin => match self
                 .image_of_fatbin(data, name, warnings)
                 .map_err(in_file)?
@@ -577,6 +606,12 @@ impl Ctx<'_> {
                     kernel_refs,
                     variable_refs,
                 };
+                if self.ids_only {
+                    let note = self
+                        .virtual_note(fat)
+                        .map_err(|e| in_file(e.in_section(section).at(off)))?;
+                    return Ok((info, Err(note)));
+                }
                 let img = self
                     .image_of_fatbin(fat, name, warnings)
                     .map_err(|e| in_file(e.in_section(section).at(off)))?;
@@ -591,7 +626,7 @@ impl Ctx<'_> {
                     img => Ok((info, img.ok_or(Note::NoArch))),
                 }
             }
-            InputKind::LtoIr if self.ids_only => Ok((by_path, Err(Note::NoArch))),
+            InputKind::LtoIr if self.ids_only => Ok((by_path, Err(Note::IdsOnly))),
             // LTO IR as NVRTC writes it (nvlink 13.0.88 ignores a `.ltoir`
             // file: its extension is unknown to it).
             InputKind::LtoIr if self.lto => Ok((by_path, Ok(Cow::Borrowed(data)))),
@@ -599,7 +634,7 @@ impl Ctx<'_> {
                 ErrorKind::Unsupported,
                 "input is LTO IR: link with -dlto (link-time optimization)",
             ))),
-            InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::NoArch))),
+            InputKind::Ptx if self.ids_only => Ok((by_path, Err(Note::IdsOnly))),
             InputKind::Ptx => {
                 let ptxas = ptx::find_ptxas(self.ptxas).map_err(in_file)?;
                 let img = compiled(
@@ -655,6 +690,9 @@ enum Note {
     /// A zero-length file: skipped with a warning, as nvlink skips it
     /// (silently); not registered.
     Empty,
+    /// A virtual target's module with code for it: registered, nothing
+    /// extracted ([`Ctx::ids_only`]).
+    IdsOnly,
 }
 
 /// Whether `image` is an ELF executable (`e_type` `ET_EXEC`).
@@ -690,8 +728,9 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
             Err(Note::NoArch) if ctx.quiet_arch => {}
             Err(Note::NoArch) => out.warnings.push(Error::new(
                 ErrorKind::Arch,
-                format!("SM Arch ('{arch}') not found in '{}'", nb.name),
+                format!("SM Arch ('{}') not found in '{}'", ctx.target(), nb.name),
             )),
+            Err(Note::IdsOnly) => {}
             Err(Note::NoDeviceCode) => out.infos.push(format!(
                 "{}: host object without device code (no __nv_relfatbin or .nv_fatbin section); nothing to link",
                 nb.name
@@ -765,8 +804,10 @@ fn expand_one<'b>(nb: &'b NamedBlob, ctx: &Ctx<'_>) -> Result<Expanded<'b>> {
                 group: nb.group,
             }),
             Ok(Err(Note::NoArch)) => out.infos.push(format!(
-                "{mname}: SM Arch ('{arch}') not found; member not linked"
+                "{mname}: SM Arch ('{}') not found; member not linked",
+                ctx.target()
             )),
+            Ok(Err(Note::IdsOnly)) => {}
             Ok(Err(Note::NoDeviceCode)) => out
                 .infos
                 .push(format!("{mname}: host object without device code; skipped")),
@@ -827,7 +868,7 @@ pub(crate) fn expand_all<'b>(
         arch,
         ptxas: opts.ptxas.as_deref(),
         ptxas_options: ptxas_options(opts),
-        quiet_arch: opts.suppress_arch_warning || ids_only,
+        quiet_arch: opts.suppress_arch_warning,
         ids_only,
         lto: opts.link_time_opt,
     };
@@ -1441,6 +1482,28 @@ const CUDA_12_0: u32 = 120;
 /// (in `e_version`'s encoding, [`CUDA_12_0`]).
 fn toolkit_before(cubin: &Cubin<'_>, version: u32) -> bool {
     cubin.header.abi_version() < 8 && cubin.header.e_version < version
+}
+
+/// A virtual target's (`compute_XX`) check of the device ELF inputs: code
+/// for a later SM refuses the link (nvlink 13.0.88: "Input file 't90.o' arch
+/// does not match target 'compute_80'"); any SM up to the target's is
+/// accepted, unlike an `sm_XX` link (measured over sm_75–90a cubins and
+/// compute_75–90a: `compute_90` takes sm_75 and sm_90a code alike). Nothing
+/// else of them is read.
+pub(crate) fn check_virtual_target(images: &[Image<'_>], arch: SmArch) -> Result<()> {
+    for img in images {
+        let cubin = Cubin::parse(img.bytes()).map_err(|e| e.in_file(img.name.as_str()))?;
+        let in_arch = cubin.arch();
+        if in_arch.sm > arch.sm {
+            let target = arch.to_string().replacen("sm_", "compute_", 1);
+            return Err(Error::new(
+                ErrorKind::Arch,
+                format!("input is for {in_arch}, which does not match the target {target}"),
+            )
+            .in_file(img.name.as_str()));
+        }
+    }
+    Ok(())
 }
 
 fn parse_one<'d>(

@@ -44,6 +44,7 @@ mod symtab;
 mod texslots;
 mod write;
 
+use crate::arch::SmArch;
 use crate::config::{Diagnostic, LinkFailure, LinkOptions, LinkOutput, OutputSink, Severity};
 use crate::error::{Error, ErrorKind};
 use std::time::Instant;
@@ -205,11 +206,23 @@ pub fn virtual_target_modules(
             "no target architecture given; use -arch=compute_XX",
         )));
     };
+    if !arch.is_known_target() {
+        return Err(diags.fail(unknown_target(arch)));
+    }
     let blobs = load::read_all(opts, &mut diags).map_err(|e| diags_fail(&mut diags, e))?;
-    let (_, modules, _) = load::expand_all(&blobs, opts, arch, true, &mut diags)?;
+    let (images, modules, _) = load::expand_all(&blobs, opts, arch, true, &mut diags)?;
+    load::check_virtual_target(&images, arch).map_err(|e| diags_fail(&mut diags, e))?;
     let ids = modules.into_iter().filter_map(|m| m.info.reg_id).collect();
     diags.checkpoint()?;
     Ok((ids, diags.list))
+}
+
+/// The error for a target nvlink 13.0.88 does not link for (the CLI
+/// refuses it earlier, with nvlink's words).
+fn unknown_target(arch: SmArch) -> Error {
+    Error::usage(format!(
+        "{arch} is not a target nvlink 13.0.88 links for (sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_90a, and sm_100, sm_103, sm_110, sm_120, sm_121 with their a and f variants)"
+    ))
 }
 
 fn link_inner(
@@ -230,6 +243,9 @@ fn link_inner(
             )))
         }
     };
+    if !arch.is_known_target() {
+        return Err(diags.fail(unknown_target(arch)));
+    }
     if opts.inputs.is_empty() {
         return Err(diags.fail(Error::usage("no input files")));
     }
