@@ -589,15 +589,23 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 .extend(value.split(',').map(String::from)),
             "time" => cmd.time_file = Some(PathBuf::from(value)),
             "m" => {
-                if value != "64" {
+                // A number (as nvlink reads numbers), and 64 the only one.
+                if nvlink_int(&value)? != 64 {
                     return Err(UsageError::fatal(format!(
-                        "Unsupported machine '{value}': only -m64 is supported"
+                        "Value '{value}' is not defined for option 'machine'"
                     )));
                 }
-                cmd.driver.machine = Some(value);
+                cmd.driver.machine = Some("64".into());
             }
             "register-link-binaries" => cmd.driver.register_link_binaries = Some(value.into()),
-            "cpu-arch" => cmd.driver.cpu_arch = Some(value),
+            "cpu-arch" => {
+                if !CPU_ARCHS.contains(&value.as_str()) {
+                    return Err(UsageError::fatal(format!(
+                        "Value '{value}' is not defined for option 'cpu-arch'"
+                    )));
+                }
+                cmd.driver.cpu_arch = Some(value)
+            }
             "kernels-used" => cmd
                 .options
                 .kernels_used
@@ -606,7 +614,7 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             "gen-host-linker-script" => {
                 if value != "lcs-aug" && value != "lcs-abs" {
                     return Err(UsageError::fatal(format!(
-                        "Invalid value '{value}' for option '-ghls' (allowed: lcs-aug, lcs-abs)"
+                        "Value '{value}' is not defined for option 'gen-host-linker-script' (lcs-aug or lcs-abs)"
                     )));
                 }
                 host_script = Some(value);
@@ -638,9 +646,14 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
             // For the ptxas that compiles PTX inputs (nvlink's built-in
             // one takes them; measured from its tkinfo notes).
             "Xptxas" => xptxas.extend(value.split(',').filter(|o| !o.is_empty()).map(String::from)),
-            "maxrregcount" => maxrregcount = Some(format!("-maxrregcount={value}")),
-            "split-compile" => split_compile = Some(format!("-split-compile={value}")),
-            "Xnvvm" | "split-compile-extended" => {}
+            "maxrregcount" => maxrregcount = Some(format!("-maxrregcount={}", nvlink_int(&value)?)),
+            "split-compile" => {
+                split_compile = Some(format!("-split-compile={}", nvlink_int(&value)?))
+            }
+            "split-compile-extended" => {
+                nvlink_int(&value)?;
+            }
+            "Xnvvm" => {}
             _ => cmd.driver.host_ccbin = Some(value),
         }
     }
@@ -728,6 +741,38 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
         recorded
     });
     Ok(Command::Link(Box::new(cmd)))
+}
+
+/// The `-cpu-arch` values nvlink 13.0.88 defines (case as written).
+const CPU_ARCHS: &[&str] = &["AARCH64", "ARMv7", "PPC64LE", "X86", "X86_64", "unknown"];
+
+/// A numeric option's value read as nvlink 13.0.88 reads it (C `strtol` with
+/// base 0: leading blanks, a sign, `0x` hex or `0` octal, nothing after the
+/// digits; a 32-bit signed range), with its messages: "'abc': expected a
+/// number", "32-bit integer value (N) out of range".
+fn nvlink_int(value: &str) -> Result<i32, UsageError> {
+    let bad = || UsageError::fatal(format!("'{value}': expected a number"));
+    let t = value.trim_start_matches([' ', '\t']);
+    let (negative, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (16, h)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (8, &t[1..])
+    } else {
+        (10, t)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err(bad());
+    }
+    // (Too many digits for any i128 is out of range too.)
+    let magnitude = i128::from_str_radix(digits, radix).unwrap_or(i128::MAX);
+    let n = if negative { -magnitude } else { magnitude };
+    i32::try_from(n)
+        .map_err(|_| UsageError::fatal(format!("32-bit integer value ({n}) out of range")))
 }
 
 /// Whether `value` is an `-arch` value nvlink 13.0.88 defines: `sm_`,
@@ -847,7 +892,16 @@ mod tests {
             (&["-dlto"][..], "-nvvmpath should be specified"),
             (&["-device-stack-protector=1"][..], "expected true or false"),
             (&["-ghls=lcs-aug"][..], "not allowed with -ghls"),
-            (&["-ghls=other"][..], "Invalid value"),
+            (
+                &["-ghls=other"][..],
+                "not defined for option 'gen-host-linker-script'",
+            ),
+            (&["-maxrregcount=12abc"][..], "expected a number"),
+            (
+                &["-cpu-arch=x86_64"][..],
+                "not defined for option 'cpu-arch'",
+            ),
+            (&["-m=32"][..], "not defined for option 'machine'"),
         ] {
             let mut v = vec!["-arch=sm_90", "a.o", "-o", "x"];
             v.extend_from_slice(args);
@@ -957,6 +1011,34 @@ mod tests {
         );
         assert_eq!(o.library_paths, vec![PathBuf::from("/d")]);
         assert_eq!(o.ptxas, Some(PathBuf::from("/opt/ptxas")));
+    }
+
+    #[test]
+    fn numbers_as_nvlink_reads_them() {
+        // nvlink 13.0.88's verdicts on `-maxrregcount=<v>`.
+        for (v, n) in [
+            ("0", 0),
+            ("-1", -1),
+            ("+5", 5),
+            (" 5", 5),
+            ("0x20", 32),
+            ("010", 8),
+        ] {
+            assert_eq!(nvlink_int(v).ok(), Some(n), "{v}");
+        }
+        assert_eq!(nvlink_int("2147483647").ok(), Some(i32::MAX));
+        for v in ["abc", "12abc", "5 ", "1e3", "", "0x"] {
+            assert_eq!(
+                nvlink_int(v).unwrap_err().to_string(),
+                format!("culink: fatal: '{v}': expected a number")
+            );
+        }
+        for v in ["2147483648", "4294967295", "-2147483649"] {
+            assert_eq!(
+                nvlink_int(v).unwrap_err().to_string(),
+                format!("culink: fatal: 32-bit integer value ({v}) out of range")
+            );
+        }
     }
 
     #[test]
