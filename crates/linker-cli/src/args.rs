@@ -4,7 +4,7 @@
 //! Spellings accepted for every option with a value: `-arch=sm_90`, `-arch sm_90`,
 //! `--arch=sm_90`, `--arch sm_90`; the one-letter options `-o`, `-L`, `-l` also
 //! glued (`-oout.cubin`, `-L/dir`, `-lcudadevrt`). Response files (`@file`,
-//! `--options-file F`, `-optf F`) hold whitespace-separated arguments; single
+//! `--options-file F[,G...]`, `-optf F`) hold whitespace-separated arguments; single
 //! and double quotes group words and a backslash escapes the next character.
 
 use linker_core::{InputSource, Library, LinkOptions, SmArch};
@@ -260,35 +260,39 @@ pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, UsageErro
     fn go(args: Vec<String>, depth: usize, out: &mut Vec<String>) -> Result<(), UsageError> {
         let mut it = args.into_iter();
         while let Some(a) = it.next() {
-            let file = if let Some(f) = a.strip_prefix('@') {
-                Some(f.to_string())
+            // `--options-file` takes a comma-separated list, as nvlink's
+            // (`--options-file a.txt,b.txt`); `@file` one file.
+            let files: Option<Vec<String>> = if let Some(f) = a.strip_prefix('@') {
+                Some(vec![f.to_string()])
             } else if let Some(f) = ["--options-file", "-options-file", "-optf", "--optf"]
                 .iter()
                 .find_map(|p| a.strip_prefix(p).and_then(|r| r.strip_prefix('=')))
             {
-                Some(f.to_string())
+                Some(f.split(',').map(String::from).collect())
             } else if ["--options-file", "-options-file", "-optf", "--optf"].contains(&a.as_str()) {
-                Some(it.next().ok_or_else(|| {
+                let list = it.next().ok_or_else(|| {
                     UsageError::fatal(format!("Option '{a}' requires a file name"))
-                })?)
+                })?;
+                Some(list.split(',').map(String::from).collect())
             } else {
                 None
             };
-            match file {
-                None => out.push(a),
-                Some(f) => {
-                    if depth >= 16 {
-                        return Err(UsageError::fatal(format!(
-                            "Options file '{f}' nested too deeply"
-                        )));
-                    }
-                    let text = read_response_file(&f).map_err(|e| {
-                        UsageError::fatal(format!("Could not open options file '{f}': {e}"))
-                    })?;
-                    let inner = split_response_file(&text)
-                        .map_err(|e| UsageError::fatal(format!("Options file '{f}': {e}")))?;
-                    go(inner, depth + 1, out)?;
+            let Some(files) = files else {
+                out.push(a);
+                continue;
+            };
+            for f in files {
+                if depth >= 16 {
+                    return Err(UsageError::fatal(format!(
+                        "Options file '{f}' nested too deeply"
+                    )));
                 }
+                let text = read_response_file(&f).map_err(|e| {
+                    UsageError::fatal(format!("Could not open options file '{f}': {e}"))
+                })?;
+                let inner = split_response_file(&text)
+                    .map_err(|e| UsageError::fatal(format!("Options file '{f}': {e}")))?;
+                go(inner, depth + 1, out)?;
             }
         }
         Ok(())
@@ -1099,6 +1103,17 @@ mod tests {
         assert_eq!(c.output, Some(PathBuf::from("out.cubin")));
         assert_eq!(c.options.inputs[0].display_name(), "x y.o");
         let c = link(&["--options-file", &outer.display().to_string()]);
+        assert_eq!(c.output, Some(PathBuf::from("out.cubin")));
+        // A list, as nvlink's `--options-file <file>,...` (nvlink 13.0.88
+        // links with `--options-file o1.txt,o2.txt`).
+        let arch = dir.join("arch.rsp");
+        std::fs::write(&arch, "-arch=sm_90 a.o").unwrap();
+        let c = link(&[&format!(
+            "--options-file={},{}",
+            arch.display(),
+            inner.display()
+        )]);
+        assert_eq!(c.options.arch, Some(SmArch::new(90)));
         assert_eq!(c.output, Some(PathBuf::from("out.cubin")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
