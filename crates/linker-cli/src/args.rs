@@ -556,16 +556,22 @@ fn parse_link(args: Vec<String>) -> Result<Command, UsageError> {
                 arch_text = Some(value)
             }
             "o" => cmd.output = Some(PathBuf::from(value)),
+            // Both take comma-separated lists, as nvlink's
+            // (`--library-path <library-path>,...`, `--library <library>,...`).
             "L" => {
-                cmd.options.library_paths.push(PathBuf::from(&value));
-                cmd.driver.library_paths.push(value);
+                for dir in value.split(',').filter(|d| !d.is_empty()) {
+                    cmd.options.library_paths.push(PathBuf::from(dir));
+                    cmd.driver.library_paths.push(dir.to_string());
+                }
             }
             "l" => {
-                cmd.options.libraries.push(Library {
-                    name: value.clone(),
-                    whole_archive,
-                });
-                cmd.driver.libraries.push(value);
+                for name in value.split(',').filter(|n| !n.is_empty()) {
+                    cmd.options.libraries.push(Library {
+                        name: name.to_string(),
+                        whole_archive,
+                    });
+                    cmd.driver.libraries.push(name.to_string());
+                }
             }
             "ptxas" => cmd.options.ptxas = Some(PathBuf::from(value)),
             "nvjitlink" => cmd.options.nvjitlink = Some(PathBuf::from(value)),
@@ -1015,6 +1021,31 @@ mod tests {
         );
         assert_eq!(o.library_paths, vec![PathBuf::from("/d")]);
         assert_eq!(o.ptxas, Some(PathBuf::from("/opt/ptxas")));
+    }
+
+    #[test]
+    fn library_options_take_lists() {
+        let c = link(&[
+            "-arch=sm_90",
+            "a.o",
+            "-o",
+            "x",
+            "-L/a,/b",
+            "-Lc",
+            "-lx,y",
+            "--library=z",
+        ]);
+        assert_eq!(
+            c.options.library_paths,
+            ["/a", "/b", "c"].map(PathBuf::from).to_vec()
+        );
+        let names: Vec<&str> = c
+            .options
+            .libraries
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect();
+        assert_eq!(names, ["x", "y", "z"]);
     }
 
     #[test]
