@@ -1497,6 +1497,8 @@ pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
             "undefined"
         } else if l.contains("multiple definition") {
             "multiple-definition"
+        } else if l.contains("managed attribute") {
+            "managed-mismatch"
         } else if l.contains("size doesn't match") || l.contains("size of '") {
             "size-mismatch"
         } else if l.contains("larger size than") {

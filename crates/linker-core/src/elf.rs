@@ -153,6 +153,9 @@ pub const STT_CUDA_OBJECT: u8 = 13;
 pub const STO_CUDA_ENTRY: u8 = 0x10;
 /// `st_other` bit: variable in global memory.
 pub const STO_CUDA_GLOBAL: u8 = 0x20;
+/// `st_other` bit: a managed variable (`.attribute(.managed)`, CUDA
+/// `__managed__`), in the ELF visibility field.
+pub const STO_CUDA_MANAGED: u8 = 0x04;
 /// `st_other` bit: variable in shared memory.
 pub const STO_CUDA_SHARED: u8 = 0x40;
 /// `st_other` bit: variable in constant memory.
@@ -236,6 +239,7 @@ pub fn symbol_other_name(other: u8) -> String {
     for (bit, name) in [
         (STO_CUDA_ENTRY, "ENTRY"),
         (STO_CUDA_GLOBAL, "GLOBAL"),
+        (STO_CUDA_MANAGED, "MANAGED"),
         (STO_CUDA_SHARED, "SHARED"),
         (STO_CUDA_CONSTANT, "CONSTANT"),
     ] {

@@ -166,6 +166,11 @@ fn is_variable(sym: &Symbol<'_>) -> bool {
     matches!(sym.ty(), STT_OBJECT | STT_CUDA_OBJECT)
 }
 
+/// Whether variable `sym` is managed (`.attribute(.managed)`).
+fn is_managed(sym: &Symbol<'_>) -> bool {
+    sym.other & crate::elf::STO_CUDA_MANAGED != 0
+}
+
 /// The register count ptxas recorded for function symbol `idx` of `f`
 /// (module `.nv.info` `EIATTR_REGCOUNT`, else the top byte of the text
 /// section's `sh_info` on sm_75..89).
@@ -328,6 +333,30 @@ pub(crate) fn resolve<'d>(
                 ));
                 // nvlink still compares a variable's size with the
                 // function's (fixture func_var_clash_rev), nothing more.
+            }
+            // Every mention of a variable (definition or declaration, any
+            // binding) must agree with the first one on `.managed`; nvlink
+            // reports it before a size mismatch of the same mention
+            // (measured over definitions, weak copies, commons and externs
+            // in either order; difftest 1201017, 1201028; fixture
+            // `managed_mismatch`).
+            if here != g.first_mention
+                && is_variable(sym)
+                && is_variable(first)
+                && is_managed(sym) != is_managed(first)
+            {
+                let (m, u) = if is_managed(first) {
+                    (first_file.name, f.name)
+                } else {
+                    (f.name, first_file.name)
+                };
+                diags.error(symbol_error(
+                    sym.name,
+                    format!(
+                        "managed attribute of '{}' doesn't match: managed in '{m}' but not in '{u}' (first specified in '{}')",
+                        sym.name, first_file.name
+                    ),
+                ));
             }
             // Sizes of variables (not commons) must agree with the first
             // mention's, or, when that was unsized, with the first
