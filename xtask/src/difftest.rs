@@ -567,6 +567,15 @@ struct ObjGen<'a> {
     /// A fourth stream, for kernel performance directives (`.maxntid`,
     /// `.reqntid`, `.minnctapersm`, `.maxnreg`), added after the fences.
     directives: Rng,
+    /// A fifth stream (added after the directives): cluster directives and
+    /// declarations that leave out a variable's `.managed` attribute.
+    later: Rng,
+    /// Per variable: `.attribute(.managed)` (global variables only; from a
+    /// program-wide stream of its own).
+    managed: &'a [bool],
+    /// Whether the target has thread-block clusters (sm_90+): their
+    /// directives are drawn for every kernel and written only then.
+    clusters: bool,
 }
 
 impl ObjGen<'_> {
@@ -1038,8 +1047,8 @@ impl ObjGen<'_> {
     /// below 64 only for kernels calling no function of their own object
     /// (`local_calls`), which ptxas would check against them itself.
     fn kernel_directives(&mut self, local_calls: bool) -> String {
+        let mut out = self.cluster_directives();
         let d = &mut self.directives;
-        let mut out = String::new();
         if !d.chance(35) {
             return out;
         }
@@ -1080,13 +1089,50 @@ impl ObjGen<'_> {
         out
     }
 
+    /// Thread-block cluster directives for a kernel, written at sm_90+ only
+    /// (drawn either way, so the program does not depend on the arch):
+    /// `.reqnctapercluster` (alone or with `.explicitcluster`) or
+    /// `.maxclusterrank`.
+    fn cluster_directives(&mut self) -> String {
+        let d = &mut self.later;
+        let kind = d.range(0, 9);
+        let (x, y, z) = (*d.pick(&[1, 2, 4]), *d.pick(&[1, 2]), 1);
+        let rank = *d.pick(&[2, 4, 8]);
+        if !self.clusters {
+            return String::new();
+        }
+        match kind {
+            0 => format!(" .reqnctapercluster {x}, {y}, {z}"),
+            1 => format!(" .explicitcluster .reqnctapercluster {x}, {y}, {z}"),
+            2 => format!(" .maxclusterrank {rank}"),
+            _ => String::new(),
+        }
+    }
+
+    /// ` .attribute(.managed)` for a declaration of variable `v` when it is
+    /// managed; rarely left out (a declaration that disagrees: nvlink's
+    /// verdict on the mix is the reference).
+    fn managed_attr(&mut self, v: usize) -> &'static str {
+        let drop = self.later.chance(4);
+        if self.managed[v] && !drop {
+            " .attribute(.managed)"
+        } else {
+            ""
+        }
+    }
+
     /// The initializer of a variable definition (`None`: none).
     fn init(&mut self, rng: &mut Rng, v: usize, count: usize) -> String {
         let var = &self.m.vars[v];
         let elem = var.elem;
         let mut items = Vec::new();
         for _ in 0..count.min(16) {
-            let item = if elem == Elem::U64 && var.space == Space::Global && rng.chance(60) {
+            // (ptxas refuses an address in a managed variable's initializer.)
+            let item = if elem == Elem::U64
+                && var.space == Space::Global
+                && !self.managed[v]
+                && rng.chance(60)
+            {
                 if rng.chance(50) {
                     let fs = self.callable_funcs();
                     if fs.is_empty() {
@@ -1149,6 +1195,18 @@ fn ptx_target(arch: &str, indep: bool) -> String {
 pub fn generate(seed: u64, arch: &str) -> Program {
     let mut rng = Rng::new(seed);
     let m = build_model(&mut rng);
+    let mut managed_rng = Rng::new(seed ^ 0x4d41_4e41_4745_0000);
+    let managed: Vec<bool> = m
+        .vars
+        .iter()
+        .map(|v| managed_rng.chance(15) && v.space == Space::Global)
+        .collect();
+    let clusters = Program {
+        arch: arch.to_string(),
+        objects: Vec::new(),
+    }
+    .sm_number()
+        >= 90;
     let mut objects = Vec::new();
     for o in 0..m.nobj {
         let mut g = ObjGen {
@@ -1159,6 +1217,9 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             extra: Rng::new(seed ^ 0x4A54_0000_0000_0000 ^ ((o as u64) << 32)),
             fences: Rng::new(seed ^ 0x4645_4e43_0000_0000 ^ ((o as u64) << 32)),
             directives: Rng::new(seed ^ 0x4449_5245_0000_0000 ^ ((o as u64) << 32)),
+            later: Rng::new(seed ^ 0x4c41_5445_0000_0000 ^ ((o as u64) << 32)),
+            managed: &managed,
+            clusters,
         };
         let mut data = String::new();
         let mut code = String::new();
@@ -1215,9 +1276,10 @@ pub fn generate(seed: u64, arch: &str) -> Program {
                     Some(v) if !dims.is_empty() && !v.starts_with('{') => format!(" = {{{v}}}"),
                     _ => init,
                 };
+                let attr = g.managed_attr(v);
                 let _ = writeln!(
                     data,
-                    "{}{sp} .align {} {} {}{dims}{init};",
+                    "{}{sp}{attr} .align {} {} {}{dims}{init};",
                     d.link.prefix(),
                     var.align,
                     var.elem.decl(),
@@ -1280,7 +1342,7 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             let func = &m.funcs[f];
             let _ = writeln!(ext, ".extern .func {};", func.sig.proto(&func.name));
         }
-        for &(v, count) in &g.needs.vars {
+        for (v, count) in g.needs.vars.clone() {
             let var = &m.vars[v];
             let sp = if var.space == Space::Const {
                 ".const"
@@ -1291,9 +1353,10 @@ pub fn generate(seed: u64, arch: &str) -> Program {
                 Some(c) => format!("[{c}]"),
                 None => "[]".to_string(),
             };
+            let attr = g.managed_attr(v);
             let _ = writeln!(
                 ext,
-                ".extern {sp} .align {} {} {}{dims};",
+                ".extern {sp}{attr} .align {} {} {}{dims};",
                 var.align,
                 var.elem.decl(),
                 var.name
@@ -2068,9 +2131,19 @@ mod tests {
             ".reqntid",
             ".minnctapersm",
             ".maxnreg",
+            ".global .attribute(.managed)",
+            ".reqnctapercluster",
+            ".explicitcluster",
+            ".maxclusterrank",
         ] {
             assert!(all.contains(needle), "no `{needle}` in 40 programs");
         }
+        // No cluster directive below sm_90 (ptxas refuses them there).
+        let sm80: String = (0..40u64)
+            .flat_map(|s| generate(s, "80").objects)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!sm80.contains("cluster"));
     }
 
     #[test]
@@ -2088,6 +2161,12 @@ mod tests {
         assert_eq!(
             linker_core::diff::error_classes("nvlink error   : Common symbol 'v' in file 'c.o' has larger size than initialization\n"),
             linker_core::diff::error_classes("culink: error: symbol 'v': common symbol 'v' in 'c.o' has larger size than its initialization\n")
+        );
+        let managed = linker_core::diff::error_classes("nvlink error   : Managed attribute doesn't match for 'gv' in 'o1.o', first specified in 'o0.o'\n");
+        assert_eq!(managed.len(), 1);
+        assert_eq!(
+            managed,
+            linker_core::diff::error_classes("culink: error: symbol 'gv': managed attribute of 'gv' doesn't match: managed in 'o1.o' but not in 'o0.o' (first specified in 'o0.o')\n")
         );
         assert!(linker_core::diff::error_classes(
             "nvlink warning : Stack size for entry function 'k' cannot be statically determined\n"
