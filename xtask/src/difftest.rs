@@ -2078,11 +2078,29 @@ mod tests {
             }
         }
         assert_ne!(generate(1, "90"), generate(2, "90"));
-        // The arch changes only the .target lines.
-        let (a, b) = (generate(5, "80"), generate(5, "100a"));
-        for (x, y) in a.objects.iter().zip(&b.objects) {
-            assert_eq!(x.replace("sm_80", "sm_100a"), *y);
+        // The arch changes only the .target lines, and whether the cluster
+        // directives drawn for kernels are written (sm_90+).
+        let mut clusters: Vec<String> = vec![" .maxclusterrank 2".into()];
+        for x in [1, 2, 4] {
+            for y in [1, 2] {
+                let r = format!(" .reqnctapercluster {x}, {y}, 1");
+                clusters.push(format!(" .explicitcluster{r}"));
+                clusters.push(r);
+            }
         }
+        clusters.extend([" .maxclusterrank 4".into(), " .maxclusterrank 8".into()]);
+        let mut written = 0;
+        for seed in 0..20u64 {
+            let (a, b) = (generate(seed, "80"), generate(seed, "100a"));
+            for (x, y) in a.objects.iter().zip(&b.objects) {
+                let stripped = clusters
+                    .iter()
+                    .fold(y.clone(), |t, c| t.replace(c.as_str(), ""));
+                written += usize::from(stripped != *y);
+                assert_eq!(x.replace("sm_80", "sm_100a"), stripped);
+            }
+        }
+        assert!(written > 0);
         let archs: Vec<String> = ["75", "121"].iter().map(|s| s.to_string()).collect();
         for seed in 0..50 {
             let arch = arch_for(seed, &archs);
