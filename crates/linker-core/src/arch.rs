@@ -85,6 +85,12 @@ impl SmArch {
             }
     }
 
+    /// The name of the virtual architecture of this target, `compute_90a`
+    /// for `sm_90a`, as nvlink names a virtual (`-arch=compute_XX`) target.
+    pub fn virtual_name(self) -> String {
+        self.to_string().replacen("sm_", "compute_", 1)
+    }
+
     /// The architecture recorded in a cubin's `e_flags`, given its `EI_ABIVERSION`.
     pub fn from_e_flags(abi_version: u8, e_flags: u32) -> Self {
         let sm = if abi_version >= 8 {
@@ -127,6 +133,10 @@ mod tests {
             assert_eq!(SmArch::parse(s).unwrap().to_string(), s);
         }
         assert_eq!(SmArch::parse("compute_80").unwrap(), SmArch::new(80));
+        assert_eq!(
+            SmArch::parse("sm_90a").unwrap().virtual_name(),
+            "compute_90a"
+        );
         assert!(SmArch::parse("sm_").is_err());
         assert!(SmArch::parse("(null)").is_err());
     }

@@ -463,11 +463,10 @@ impl Ctx<'_> {
     /// The target as nvlink names it in messages: `compute_XX` for a virtual
     /// target.
     fn target(&self) -> String {
-        let t = self.arch.to_string();
         if self.ids_only {
-            t.replacen("sm_", "compute_", 1)
+            self.arch.virtual_name()
         } else {
-            t
+            self.arch.to_string()
         }
     }
 
@@ -481,9 +480,6 @@ impl Ctx<'_> {
         warnings: &mut Vec<Error>,
     ) -> Result<Option<Cow<'x, [u8]>>> {
         let fb = Fatbin::parse(data)?;
-        if self.ids_only {
-            return Ok(None);
-        }
         let lto_ir = fb.entries.iter().find(|e| {
             e.kind == crate::input::fatbin::EntryKind::Other(crate::input::fatbin::KIND_LTO_IR)
                 && e.sm <= self.arch.sm
@@ -1495,10 +1491,12 @@ pub(crate) fn check_virtual_target(images: &[Image<'_>], arch: SmArch) -> Result
         let cubin = Cubin::parse(img.bytes()).map_err(|e| e.in_file(img.name.as_str()))?;
         let in_arch = cubin.arch();
         if in_arch.sm > arch.sm {
-            let target = arch.to_string().replacen("sm_", "compute_", 1);
             return Err(Error::new(
                 ErrorKind::Arch,
-                format!("input is for {in_arch}, which does not match the target {target}"),
+                format!(
+                    "input is for {in_arch}, which does not match the target {}",
+                    arch.virtual_name()
+                ),
             )
             .in_file(img.name.as_str()));
         }
