@@ -58,14 +58,24 @@ pub(crate) fn input_variant(cubin: &Cubin<'_>) -> ArchVariant {
     }
 }
 
+/// SMs of a major version that link with no other of it, in or out:
+/// sm_87 (Jetson Orin) and sm_88 (nvlink 13.0.88: an sm_80 or sm_86 object
+/// does not link at sm_87 or sm_88, nor an sm_87 or sm_88 one at sm_89).
+const ALONE_IN_MAJOR: &[u32] = &[87, 88];
+
 /// Whether an object built for `input` (with `variant`) may be linked into an
 /// image for `target` (nvlink 13.0.88, measured over sm_75..sm_121 and the
-/// `a`/`f` variants).
+/// `a`/`f` variants): the same SM, or an earlier plain one of the same
+/// major version but for [`ALONE_IN_MAJOR`].
 pub(crate) fn arch_compatible(input: SmArch, variant: ArchVariant, target: SmArch) -> bool {
     if input.sm == target.sm {
         return true;
     }
-    input.sm / 10 == target.sm / 10 && input.sm < target.sm && variant != ArchVariant::Specific
+    input.sm / 10 == target.sm / 10
+        && input.sm < target.sm
+        && variant != ArchVariant::Specific
+        && !ALONE_IN_MAJOR.contains(&input.sm)
+        && !ALONE_IN_MAJOR.contains(&target.sm)
 }
 
 /// The warning nvlink prints before rejecting a pre-Blackwell input in a
@@ -842,6 +852,26 @@ mod tests {
         assert!(!arch_compatible(s(90), b, s(100)));
         assert!(arch_compatible(s(80), b, s(86)));
         assert!(!arch_compatible(s(75), b, s(80)));
+        // sm_8x: 80 and 86 link at 89, nothing else crosses (nvlink 13.0.88
+        // over sm_80/86/87/88/89 objects and targets).
+        for (input, target, ok) in [
+            (80, 89, true),
+            (86, 89, true),
+            (80, 87, false),
+            (86, 87, false),
+            (80, 88, false),
+            (87, 88, false),
+            (87, 89, false),
+            (88, 89, false),
+            (87, 87, true),
+            (88, 88, true),
+        ] {
+            assert_eq!(
+                arch_compatible(s(input), b, s(target)),
+                ok,
+                "sm_{input} at sm_{target}"
+            );
+        }
         assert!(limited_output_warning(s(90), s(100), "b.o").is_some());
         assert!(limited_output_warning(s(80), s(90), "b.o").is_none());
     }
