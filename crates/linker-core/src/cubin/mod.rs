@@ -16,6 +16,7 @@
 pub mod callgraph;
 pub mod compat;
 pub mod eiattr;
+pub(crate) mod frame;
 pub mod notes;
 
 use crate::arch::SmArch;

@@ -33,6 +33,7 @@ use super::{FileId, InputFile};
 use crate::arch::{ArchVariant, SmArch};
 use crate::cubin::compat::{self, EiCompat};
 use crate::cubin::eiattr::{OwnedRecord, OwnedValue};
+use crate::cubin::frame::FrameEntry;
 use crate::cubin::Cubin;
 use crate::elf::{SHT_CUDA_COMPAT, STT_FUNC, STT_SECTION};
 use crate::fxhash::{HashMap, HashSet};
@@ -369,40 +370,6 @@ pub(crate) fn add_default_isa_version(
     }
 }
 
-/// One CIE or FDE of a 64-bit DWARF `.debug_frame` (`0xffffffff`, u64 length).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct FrameEntry {
-    pub start: usize,
-    pub end: usize,
-    pub is_cie: bool,
-}
-
-/// Splits a `.debug_frame` into entries; `None` when it is not the 64-bit
-/// format ptxas writes.
-pub(super) fn frame_entries(data: &[u8]) -> Option<Vec<FrameEntry>> {
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at < data.len() {
-        let head = data.get(at..at + 20)?;
-        if head[..4] != [0xff; 4] {
-            return None;
-        }
-        let len = usize::try_from(u64::from_le_bytes(head[4..12].try_into().ok()?)).ok()?;
-        let end = at.checked_add(12)?.checked_add(len)?;
-        if end > data.len() {
-            return None;
-        }
-        let id = u64::from_le_bytes(head[12..20].try_into().ok()?);
-        out.push(FrameEntry {
-            start: at,
-            end,
-            is_cie: id == u64::MAX,
-        });
-        at = end;
-    }
-    Some(out)
-}
-
 /// Rebuilds the merged `.debug_frame` of a Blackwell image (see the module
 /// documentation): dead functions' units dropped, CIE pointers recomputed,
 /// kept relocations moved with their entries. Runs after `relocate::classify`.
@@ -424,7 +391,7 @@ pub(crate) fn rebuild_debug_frame(
     let mut parsed = Vec::with_capacity(pieces.len());
     for p in &pieces {
         let f = &files[p.file.0 as usize];
-        match frame_entries(f.cubin.sections[p.section as usize].data) {
+        match crate::cubin::frame::entries(f.cubin.sections[p.section as usize].data) {
             Some(e) => parsed.push(e),
             None => return Ok(()),
         }

@@ -40,6 +40,7 @@
 use super::sections::{Body, Plan};
 use super::symbols::{SymRef, SymbolDb};
 use super::InputFile;
+use crate::cubin::frame::uleb;
 use crate::elf::{STB_LOCAL, STT_SECTION};
 
 /// The line-table sections rewritten (same format).
@@ -112,24 +113,6 @@ struct Unit {
     /// `[start, end)` of each sequence; bytes after the last
     /// `DW_LNE_end_sequence` (none in ptxas output) form one more.
     sequences: Vec<(usize, usize)>,
-}
-
-/// Reads an unsigned LEB128 at `*at` (advancing it); `None` past the end.
-/// (The link's one LEB128 reader: frames use it too.)
-pub(super) fn uleb(data: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let b = *data.get(*at)?;
-        *at += 1;
-        if shift < 64 {
-            v |= u64::from(b & 0x7f) << shift;
-        }
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
 }
 
 /// Splits a line table into units and sequences; `None` when a unit is not

@@ -1295,7 +1295,7 @@ fn frames(
 
 /// The location advances of an FDE's call frame instructions.
 fn frame_advances(ins: &mut [u8], code_align: u64, moves: &Moves) -> Result<(), Skip> {
-    use super::frame_merge::{instruction, Cfa};
+    use crate::cubin::frame::{instruction, Cfa};
     let mut loc = 0u64;
     let mut at = 0usize;
     while at < ins.len() {
@@ -1329,7 +1329,7 @@ fn frame_advances(ins: &mut [u8], code_align: u64, moves: &Moves) -> Result<(), 
 }
 
 fn read_uleb(d: &[u8], at: &mut usize) -> Result<u64, Skip> {
-    super::debugline::uleb(d, at).ok_or("LEB128 past the end")
+    crate::cubin::frame::uleb(d, at).ok_or("LEB128 past the end")
 }
 
 fn read_sleb(d: &[u8], at: &mut usize) -> Result<i64, Skip> {
