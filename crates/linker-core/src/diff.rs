@@ -80,8 +80,18 @@ pub fn diff(ours: &Cubin<'_>, reference: &Cubin<'_>) -> Vec<Difference> {
     let _span = tracing::debug_span!("diff").entered();
     let mut out = Vec::new();
     diff_header(ours, reference, &mut out);
-    let (o, mut r) = (Side::new(ours), Side::new(reference));
+    let (mut o, mut r) = (Side::new(ours), Side::new(reference));
     pair_hashed(&o, &mut r);
+    for name in FRAME_SECTIONS {
+        let (Some(a), Some(b)) = (only_section(ours, name), only_section(reference, name)) else {
+            continue;
+        };
+        if a.data != b.data {
+            if let Some(map) = frame_remap(a.data, b.data) {
+                o.frames.insert(name.to_string(), map);
+            }
+        }
+    }
     diff_sections(&o, &r, &mut out);
     diff_symbols(&o, &r, &mut out);
     diff_relocs(&o, &r, &mut out);
@@ -154,6 +164,11 @@ struct Side<'a, 'd> {
     hashed: Vec<bool>,
     /// `.nv.merc.symtab` (Blackwell), when present.
     merc: Vec<MercSym>,
+    /// Frame sections whose entries mean what the reference's do though their
+    /// bytes differ ([`frame_remap`]), by name: where each of our entries
+    /// starts and ends, and where the reference's same entry starts (our
+    /// relocations into them are compared at the reference's offsets).
+    frames: BTreeMap<String, Vec<(u64, u64, u64)>>,
 }
 
 /// One `.nv.merc.symtab` entry, with its name resolved.
@@ -263,6 +278,7 @@ impl<'a, 'd> Side<'a, 'd> {
                 ids,
                 hashed: vec![false; n],
                 merc: merc_symbols(c),
+                frames: BTreeMap::new(),
             };
         }
         // Which sections' relocations refer to each symbol.
@@ -327,6 +343,7 @@ impl<'a, 'd> Side<'a, 'd> {
             ids,
             hashed,
             merc: merc_symbols(c),
+            frames: BTreeMap::new(),
         }
     }
 }
@@ -560,7 +577,9 @@ fn compare_section(
         a.entsize,
         b.entsize,
     );
-    if !is_tkinfo(a) {
+    // Frames whose rows match (rule 2, frames) may differ in size.
+    let same_frames = oc.frames.contains_key(a.name);
+    if !is_tkinfo(a) && !same_frames {
         field(
             &mut out,
             k,
@@ -583,7 +602,7 @@ fn compare_section(
             format!("section {} sh_info: ours {ia}, reference {ib}", a.name),
         ));
     }
-    if a.is_nobits() || b.is_nobits() {
+    if a.is_nobits() || b.is_nobits() || same_frames {
         return out;
     }
     match a.sh_type {
@@ -996,6 +1015,102 @@ fn diff_symbols(o: &Side<'_, '_>, r: &Side<'_, '_>, out: &mut Vec<Difference>) {
 /// A relocation by meaning: (target section, offset, type, symbol, addend, is RELA).
 type RelKey = (String, u64, u32, String, i64, bool);
 
+/// The frame sections compared by their rows (rule 2).
+const FRAME_SECTIONS: [&str; 2] = [".debug_frame", ".nv.merc.debug_frame"];
+
+/// The bytes of an FDE before its instructions: the 64-bit length escape and
+/// length, the CIE pointer, the initial location and the range (8 bytes
+/// each). Relocations lie in them only.
+const FDE_HEADER: usize = 36;
+
+/// `c`'s one section named `name`, when there is exactly one.
+fn only_section<'c, 'd>(c: &'c Cubin<'d>, name: &str) -> Option<&'c Section<'d>> {
+    let mut it = c.sections.iter().filter(|s| s.name == name);
+    let first = it.next()?;
+    it.next().is_none().then_some(first)
+}
+
+/// Whether frame sections `a` (ours) and `b` mean the same, and if so where
+/// each of our entries starts and ends with the reference's start: as many
+/// entries, each CIE byte for byte, each FDE with the same CIE (by position),
+/// initial location, range and rows. Rows are compared as DWARF defines
+/// them: the instructions at each location, a location where nothing is set
+/// (an advance split in two, `DW_CFA_nop` padding) being no row of its own
+/// — nvlink splits a replaced weak copy's advances where the copy's own
+/// code ended, a split that changes no rule (docs/equivalence.md).
+fn frame_remap(a: &[u8], b: &[u8]) -> Option<Vec<(u64, u64, u64)>> {
+    use crate::cubin::frame::{code_alignment, entries, rows};
+    let (ea, eb) = (entries(a)?, entries(b)?);
+    if ea.len() != eb.len() {
+        return None;
+    }
+    let word = |d: &[u8], at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(d.get(at..at + 8)?.try_into().ok()?))
+    };
+    // The entry a CIE pointer names (its index), or the raw value.
+    let cie_of = |es: &[crate::cubin::frame::FrameEntry], ptr: u64| -> (bool, u64) {
+        match es.iter().position(|e| e.start as u64 == ptr) {
+            Some(i) => (true, i as u64),
+            None => (false, ptr),
+        }
+    };
+    let mut align = 1u64;
+    let mut map = Vec::with_capacity(ea.len());
+    for (x, y) in ea.iter().zip(&eb) {
+        let (da, db) = (&a[x.start..x.end], &b[y.start..y.end]);
+        if x.is_cie != y.is_cie {
+            return None;
+        }
+        if x.is_cie {
+            if da != db {
+                return None;
+            }
+            align = code_alignment(da.get(20..)?).unwrap_or(0);
+        } else {
+            if cie_of(&ea, word(da, 12)?) != cie_of(&eb, word(db, 12)?)
+                || da.get(20..FDE_HEADER)? != db.get(20..FDE_HEADER)?
+            {
+                return None;
+            }
+            let (ia, ib) = (&da[FDE_HEADER..], &db[FDE_HEADER..]);
+            if ia != ib {
+                // (An unknown CIE layout: bytes only.)
+                if align == 0 {
+                    return None;
+                }
+                if set_rows(rows(ia, align)?) != set_rows(rows(ib, align)?) {
+                    return None;
+                }
+            }
+        }
+        map.push((x.start as u64, x.end as u64, y.start as u64));
+    }
+    Some(map)
+}
+
+/// The rows of a CFA program that set something (and the first, at the
+/// start): a location where nothing is set changes no rule.
+fn set_rows(rows: crate::cubin::frame::Rows<'_>) -> crate::cubin::frame::Rows<'_> {
+    rows.into_iter()
+        .enumerate()
+        .filter(|(i, (_, ins))| *i == 0 || !ins.is_empty())
+        .map(|(_, row)| row)
+        .collect()
+}
+
+/// `offset` in section `target` of `c`, moved to the reference's entry when
+/// the section's frames match the reference's ([`frame_remap`]) and it lies
+/// in an entry's header.
+fn remapped(c: &Side<'_, '_>, target: &str, offset: u64) -> u64 {
+    let Some(map) = c.frames.get(target) else {
+        return offset;
+    };
+    match map.iter().find(|&&(s, e, _)| (s..e).contains(&offset)) {
+        Some(&(s, _, t)) if offset - s < FDE_HEADER as u64 => t + (offset - s),
+        _ => offset,
+    }
+}
+
 fn rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
     let mut v = Vec::new();
     for s in c.sections.iter().filter(|s| s.is_reloc()) {
@@ -1003,7 +1118,7 @@ fn rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
         for r in c.relocs(s) {
             v.push((
                 target.clone(),
-                r.offset,
+                remapped(c, &target, r.offset),
                 r.rtype,
                 sym_id(c, r.sym),
                 r.addend,
@@ -1186,7 +1301,11 @@ fn merc_rel_keys(c: &Side<'_, '_>) -> Vec<RelKey> {
             let info = u64::from_le_bytes(e[8..16].try_into().unwrap_or([0; 8]));
             v.push((
                 target.clone(),
-                u64::from_le_bytes(e[0..8].try_into().unwrap_or([0; 8])),
+                remapped(
+                    c,
+                    &target,
+                    u64::from_le_bytes(e[0..8].try_into().unwrap_or([0; 8])),
+                ),
                 info as u32,
                 merc_id(c, (info >> 32) as u32),
                 i64::from_le_bytes(e[16..24].try_into().unwrap_or([0; 8])),
@@ -1527,7 +1646,65 @@ pub fn error_classes(stderr: &str) -> std::collections::BTreeSet<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{control_only, diff_text};
+    use super::{control_only, diff_text, frame_remap};
+
+    /// A 64-bit `.debug_frame` of ptxas' CIE (code alignment 4) and one FDE
+    /// (range 0x100) with the instructions `ins`, padded with `DW_CFA_nop`.
+    fn frame(ins: &[u8], pad: usize) -> Vec<u8> {
+        let cie_body: Vec<u8> = [0xff; 8]
+            .into_iter()
+            .chain([3, 0, 4, 0x7c, 0xff, 0xff, 0xff, 0xff, 0x0f])
+            .chain([0x0c, 0x81, 0x80, 0x80, 0x28, 0x00, 0, 0, 0])
+            .collect();
+        let mut out = vec![0xff; 4];
+        out.extend((cie_body.len() as u64).to_le_bytes());
+        out.extend(&cie_body);
+        let mut fde = 0u64.to_le_bytes().to_vec(); // CIE at 0
+        fde.extend(0u64.to_le_bytes());
+        fde.extend(0x100u64.to_le_bytes());
+        fde.extend(ins);
+        fde.extend(std::iter::repeat_n(0u8, pad));
+        out.extend([0xff; 4]);
+        out.extend((fde.len() as u64).to_le_bytes());
+        out.extend(fde);
+        out
+    }
+
+    #[test]
+    fn frames_compare_by_their_rows() {
+        const DEF_CFA: [u8; 6] = [0x0c, 0x81, 0x80, 0x80, 0x28, 0x00];
+        let adv = |units: u32| {
+            let mut v = vec![0x04];
+            v.extend(units.to_le_bytes());
+            v
+        };
+        // def_cfa at 0, then nothing but an advance to 0x80.
+        let one: Vec<u8> = DEF_CFA.iter().copied().chain(adv(0x20)).collect();
+        // The same advance split at 0x30 (nvlink's replaced-copy split).
+        let split: Vec<u8> = DEF_CFA
+            .iter()
+            .copied()
+            .chain(adv(0x0c))
+            .chain(adv(0x14))
+            .collect();
+        let (a, b) = (frame(&one, 0), frame(&split, 3));
+        let map = frame_remap(&a, &b).expect("the same rows");
+        // Entries map to the reference's starts (the CIE, then the FDE).
+        assert_eq!(map.len(), 2);
+        assert_eq!(map[1].2, map[1].0);
+        // A rule set elsewhere is a difference: def_cfa at 0x30, not at 0.
+        let moved: Vec<u8> = adv(0x0c)
+            .into_iter()
+            .chain(DEF_CFA)
+            .chain(adv(0x14))
+            .collect();
+        assert!(frame_remap(&a, &frame(&moved, 0)).is_none());
+        // And so is another range.
+        let mut other = a.clone();
+        let at = other.len() - one.len() - 8;
+        other[at] = 0x80;
+        assert!(frame_remap(&a, &other).is_none());
+    }
 
     #[test]
     fn control_field_differences() {
