@@ -1054,7 +1054,13 @@ fn frame_remap(a: &[u8], b: &[u8]) -> Option<Vec<(u64, u64, u64)>> {
             None => (false, ptr),
         }
     };
-    let mut align = 1u64;
+    // The code alignment of the CIE at entry `i` (0: a layout not read).
+    let align_of = |i: usize| -> u64 {
+        let e = &ea[i];
+        a.get(e.start + 20..e.end)
+            .and_then(code_alignment)
+            .unwrap_or(0)
+    };
     let mut map = Vec::with_capacity(ea.len());
     for (x, y) in ea.iter().zip(&eb) {
         let (da, db) = (&a[x.start..x.end], &b[y.start..y.end]);
@@ -1065,16 +1071,21 @@ fn frame_remap(a: &[u8], b: &[u8]) -> Option<Vec<(u64, u64, u64)>> {
             if da != db {
                 return None;
             }
-            align = code_alignment(da.get(20..)?).unwrap_or(0);
         } else {
-            if cie_of(&ea, word(da, 12)?) != cie_of(&eb, word(db, 12)?)
+            let cie = cie_of(&ea, word(da, 12)?);
+            if cie != cie_of(&eb, word(db, 12)?)
                 || da.get(20..FDE_HEADER)? != db.get(20..FDE_HEADER)?
             {
                 return None;
             }
             let (ia, ib) = (&da[FDE_HEADER..], &db[FDE_HEADER..]);
             if ia != ib {
-                // (An unknown CIE layout: bytes only.)
+                // (A CIE pointer that names no entry, or an unknown CIE
+                // layout: bytes only.)
+                let align = match cie {
+                    (true, i) => align_of(i as usize),
+                    (false, _) => 0,
+                };
                 if align == 0 {
                     return None;
                 }
