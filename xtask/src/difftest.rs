@@ -576,6 +576,10 @@ struct ObjGen<'a> {
     /// Whether the target has thread-block clusters (sm_90+): their
     /// directives are drawn for every kernel and written only then.
     clusters: bool,
+    /// The system calls the object's code makes (`vprintf`; `malloc` and
+    /// `free`), declared `.extern` and resolved by no object: the driver's.
+    printf: bool,
+    heap: bool,
 }
 
 impl ObjGen<'_> {
@@ -949,6 +953,7 @@ impl ObjGen<'_> {
         for _ in 0..rng.range(1, 6) {
             self.op(rng, &mut body, &mut decls, false);
         }
+        self.system_call(&mut body);
         match sig {
             Sig::Int => body.push_str("\tst.param.b32 [r], %r1;\n\tret;\n"),
             Sig::Pair => {
@@ -1017,6 +1022,7 @@ impl ObjGen<'_> {
         for _ in 0..rng.range(0, 6) {
             self.op(rng, &mut body, &mut decls, true);
         }
+        self.system_call(&mut body);
         body.push_str("\tst.global.u32 [%rd9], %r1;\n\tret;\n");
         // ptxas itself rejects a register limit below the count of a function
         // of the same object the kernel calls, directly or through a pointer
@@ -1106,6 +1112,28 @@ impl ObjGen<'_> {
             1 => format!(" .explicitcluster .reqnctapercluster {x}, {y}, {z}"),
             2 => format!(" .maxclusterrank {rank}"),
             _ => String::new(),
+        }
+    }
+
+    /// Now and then a system call at the end of a body (from the `later`
+    /// stream): `vprintf` of the object's format string, or `malloc` then
+    /// `free`, each in a block with registers of its own.
+    fn system_call(&mut self, body: &mut String) {
+        let kind = self.later.range(0, 11);
+        match kind {
+            0 => {
+                self.printf = true;
+                body.push_str(
+                    "\t{\n\t.reg .b64 %sc<2>;\n\t.param .b64 fa;\n\t.param .b64 fb;\n\t.param .b32 fr;\n\tmov.u64 %sc0, fmt;\n\tcvta.global.u64 %sc0, %sc0;\n\tst.param.b64 [fa], %sc0;\n\tst.param.b64 [fb], 0;\n\tcall.uni (fr), vprintf, (fa, fb);\n\t}\n",
+                );
+            }
+            1 => {
+                self.heap = true;
+                body.push_str(
+                    "\t{\n\t.reg .b64 %sc<2>;\n\t.param .b64 hn;\n\t.param .b64 hr;\n\tst.param.b64 [hn], 64;\n\tcall.uni (hr), malloc, (hn);\n\tld.param.b64 %sc0, [hr];\n\t.param .b64 hp;\n\tst.param.b64 [hp], %sc0;\n\tcall.uni free, (hp);\n\t}\n",
+                );
+            }
+            _ => {}
         }
     }
 
@@ -1220,6 +1248,8 @@ pub fn generate(seed: u64, arch: &str) -> Program {
             later: Rng::new(seed ^ 0x4c41_5445_0000_0000 ^ ((o as u64) << 32)),
             managed: &managed,
             clusters,
+            printf: false,
+            heap: false,
         };
         let mut data = String::new();
         let mut code = String::new();
@@ -1370,6 +1400,16 @@ pub fn generate(seed: u64, arch: &str) -> Program {
                 TexKind::Surf => ".surfref",
             };
             let _ = writeln!(ext, ".extern .global {kind} {};", tx.name);
+        }
+        // System calls: the driver's functions, and the format string.
+        if g.printf {
+            ext.push_str(
+                ".extern .func (.param .b32 status) vprintf (.param .b64 fmt, .param .b64 args);\n",
+            );
+            data.push_str(".global .align 1 .b8 fmt[4] = {104, 105, 10, 0};\n");
+        }
+        if g.heap {
+            ext.push_str(".extern .func (.param .b64 p) malloc (.param .b64 n);\n.extern .func free (.param .b64 p);\n");
         }
         let mut ptx = ptx_target(arch, m.indep[o]);
         for part in [ext, texdecl, fwd, data] {
@@ -2153,6 +2193,8 @@ mod tests {
             ".reqnctapercluster",
             ".explicitcluster",
             ".maxclusterrank",
+            "call.uni (fr), vprintf",
+            "call.uni free",
         ] {
             assert!(all.contains(needle), "no `{needle}` in 40 programs");
         }
