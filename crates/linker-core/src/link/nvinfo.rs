@@ -1267,6 +1267,30 @@ pub(crate) fn build(
         Reach::default()
     };
     let (lone_barriers, lone_flags, lone_fragments) = (lone.barriers, lone.flags, lone.fragments);
+    // A lone live kernel lists the still-undefined symbols of every live
+    // function too, reached or not (kept because their address is taken, or
+    // by -g): measured, a kernel calling nothing and a function calling
+    // `vprintf` whose address a dead function takes (or only data holds, or
+    // kept by -g) — nvlink lists `vprintf` in the kernel's EXTERNS; with two
+    // kernels neither does (difftest 1201333; fixture `externs_lone`).
+    if kernels == 1 && !plan.relocatable {
+        if let Some(&k) = live_funcs
+            .iter()
+            .find(|&&fi| live.funcs[fi as usize].is_kernel)
+        {
+            let mut list = externs.get(&k).cloned().unwrap_or_default();
+            for fi in live_funcs.iter().filter(|&&fi| fi != k) {
+                for &w in own_externs.get(fi).map(|v| v.as_slice()).unwrap_or(&[]) {
+                    if !list.contains(&w) {
+                        list.push(w);
+                    }
+                }
+            }
+            if !list.is_empty() {
+                externs.insert(k, list);
+            }
+        }
+    }
     // `EIATTR_NUM_MBARRIERS` sums every live function when there is at most
     // one kernel (see [`kernel_mbarriers`]).
     let lone_kernel = kernels < 2;
