@@ -1058,31 +1058,45 @@ impl ObjGen<'_> {
         if !d.chance(35) {
             return out;
         }
-        let dims = |d: &mut Rng| -> String {
+        // The dimensions and their thread count.
+        let dims = |d: &mut Rng| -> (String, usize) {
             match d.range(0, 3) {
-                0 => format!("{}", 32 * d.range(1, 32)),
-                1 => format!("{}, {}", 32 * d.range(1, 8), d.range(1, 4)),
-                _ => format!(
-                    "{}, {}, {}",
-                    32 * d.range(1, 4),
-                    d.range(1, 4),
-                    d.range(1, 3)
-                ),
+                0 => {
+                    let x = 32 * d.range(1, 32);
+                    (format!("{x}"), x)
+                }
+                1 => {
+                    let (x, y) = (32 * d.range(1, 8), d.range(1, 4));
+                    (format!("{x}, {y}"), x * y)
+                }
+                _ => {
+                    let (x, y, z) = (32 * d.range(1, 4), d.range(1, 4), d.range(1, 3));
+                    (format!("{x}, {y}, {z}"), x * y * z)
+                }
             }
         };
-        let bounded = match d.range(0, 3) {
+        let threads = match d.range(0, 3) {
             0 => {
-                let _ = write!(out, " .maxntid {}", dims(d));
-                true
+                let (text, n) = dims(d);
+                let _ = write!(out, " .maxntid {text}");
+                Some(n)
             }
             1 => {
-                let _ = write!(out, " .reqntid {}", dims(d));
-                true
+                let (text, n) = dims(d);
+                let _ = write!(out, " .reqntid {text}");
+                Some(n)
             }
-            _ => false,
+            _ => None,
         };
-        if bounded && d.chance(40) {
-            let _ = write!(out, " .minnctapersm {}", d.range(1, 8));
+        if let Some(threads) = threads.filter(|_| d.chance(40)) {
+            // Threads × blocks per SM bound the registers (65536 per SM):
+            // a kernel calling its object's functions keeps at least 64
+            // (seed 1201417: 256 threads × 8 blocks gave 32, below a callee's
+            // 35, which ptxas refuses itself).
+            let blocks = d.range(1, 8);
+            if !local_calls || threads * blocks <= 1024 {
+                let _ = write!(out, " .minnctapersm {blocks}");
+            }
         }
         if d.chance(50) {
             let limit = *d.pick(&[16, 24, 32, 40, 64, 128, 255]);
