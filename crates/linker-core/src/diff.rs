@@ -1049,9 +1049,10 @@ fn frame_remap(a: &[u8], b: &[u8]) -> Option<Vec<(u64, u64, u64)>> {
     };
     // The entry a CIE pointer names (its index), or the raw value.
     let cie_of = |es: &[crate::cubin::frame::FrameEntry], ptr: u64| -> (bool, u64) {
-        match es.iter().position(|e| e.start as u64 == ptr) {
-            Some(i) => (true, i as u64),
-            None => (false, ptr),
+        // (Entries are in section order: a binary search.)
+        match es.binary_search_by_key(&ptr, |e| e.start as u64) {
+            Ok(i) => (true, i as u64),
+            Err(_) => (false, ptr),
         }
     };
     // The code alignment of the CIE at entry `i` (0: a layout not read).
@@ -1116,8 +1117,11 @@ fn remapped(c: &Side<'_, '_>, target: &str, offset: u64) -> u64 {
     let Some(map) = c.frames.get(target) else {
         return offset;
     };
-    match map.iter().find(|&&(s, e, _)| (s..e).contains(&offset)) {
-        Some(&(s, _, t)) if offset - s < FDE_HEADER as u64 => t + (offset - s),
+    // (The map is in section order: the entry is the last starting at or
+    // before `offset`.)
+    let at = map.partition_point(|&(s, _, _)| s <= offset);
+    match at.checked_sub(1).map(|i| map[i]) {
+        Some((s, e, t)) if offset < e && offset - s < FDE_HEADER as u64 => t + (offset - s),
         _ => offset,
     }
 }
